@@ -1,0 +1,177 @@
+"""Value types shared by the escape-room rules, model and agents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+ActionKind = Literal["pass", "verify", "volunteer"]
+SEATS: tuple[str, ...] = ("A", "B", "C", "D")
+
+
+@dataclass(frozen=True, slots=True)
+class Puzzle:
+    """An arithmetic puzzle; ``index`` is 1-based (Q1..Q4)."""
+
+    index: int
+    text: str
+    answer: int
+
+    @property
+    def slot(self) -> str:
+        return f"Q{self.index}"
+
+
+@dataclass(slots=True)
+class Capsule:
+    """A sealed answer for one puzzle; only ``label`` and ``endorsers`` are public."""
+
+    label: str
+    puzzle: int
+    value: int
+    endorsers: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class CapsuleView:
+    """The public face of a capsule."""
+
+    label: str
+    endorsers: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A requested action. ``target`` is a 1-based puzzle index; ``password`` maps puzzle index → capsule label."""
+
+    kind: ActionKind
+    target: int | None = None
+    password: dict[int, str] | None = None
+
+    @staticmethod
+    def pass_() -> Action:
+        return Action("pass")
+
+    @staticmethod
+    def verify(target: int) -> Action:
+        return Action("verify", target=target)
+
+    @staticmethod
+    def volunteer(password: dict[int, str]) -> Action:
+        return Action("volunteer", password=dict(password))
+
+    def describe(self) -> str:
+        """Reference-style text: ``Pass``, ``Verify: Q4``, ``Volunteer: Q1-A, Q2-B, ...``."""
+        if self.kind == "verify":
+            return f"Verify: Q{self.target}"
+        if self.kind == "volunteer" and self.password:
+            return "Volunteer: " + ", ".join(self.password[k] for k in sorted(self.password))
+        return "Pass"
+
+
+@dataclass(slots=True)
+class Decision:
+    """What a policy returns: the requested action plus everything worth recording.
+
+    ``action`` is None when the model output could not be parsed (``invalid``); the game then resolves a pass.
+    ``confidence`` maps puzzle index → stated probability that the capsule the agent trusts most holds the
+    right answer; ``trusted`` optionally names that capsule per puzzle.
+    """
+
+    action: Action | None
+    raw_text: str | None = None
+    reasoning: str | None = None
+    confidence: dict[int, float] | None = None
+    trusted: dict[int, str] | None = None
+    parse_error: str | None = None
+    latency_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Everything one seat sees at the start of a round (the same public state for all seats)."""
+
+    seat: str
+    game: int  # 1-based game index within the session
+    round: int  # 1-based
+    max_rounds: int
+    puzzle: Puzzle  # this seat's own puzzle, answer included
+    coins: dict[str, int]  # every seat's coins (public)
+    alive: tuple[str, ...]
+    capsules: dict[int, tuple[CapsuleView, ...]]  # puzzle index → capsules
+    owners: dict[int, str]  # puzzle index → seat that owns it
+    history: tuple[str, ...]  # announcements so far in this game, oldest first
+
+    @property
+    def my_coins(self) -> int:
+        return self.coins[self.seat]
+
+
+@dataclass(frozen=True, slots=True)
+class VerificationReport:
+    seat: str
+    puzzle: int
+    capsule: str
+    created: bool  # True when the verifier's answer matched no capsule and opened a new one
+
+
+@dataclass(frozen=True, slots=True)
+class RoundReport:
+    """The public announcement after a round resolves."""
+
+    game: int
+    round: int
+    actions: dict[str, str]  # seat → described resolved action
+    verifications: tuple[VerificationReport, ...]
+    volunteers: tuple[str, ...]
+    chosen_volunteer: str | None
+    password: dict[int, str] | None
+    password_correct: bool | None
+    deaths: tuple[tuple[str, str], ...]  # (seat, cause)
+    escaped: bool
+
+    def text(self) -> str:
+        """A compact human-readable announcement (what LLM agents read)."""
+        parts = [f"Round {self.round}: " + ", ".join(f"{s} {a}" for s, a in self.actions.items()) + "."]
+        for v in self.verifications:
+            verb = "disagreed and opened" if v.created else "endorsed"
+            parts.append(f"{v.seat} verified Q{v.puzzle} and {verb} capsule {v.capsule}.")
+        if self.chosen_volunteer:
+            ok = "correct: the team escaped" if self.password_correct else "wrong"
+            pw = ", ".join(self.password[k] for k in sorted(self.password)) if self.password else ""
+            parts.append(f"{self.chosen_volunteer} submitted [{pw}]; password {ok}.")
+        for seat, cause in self.deaths:
+            parts.append(f"{seat} died ({cause.replace('_', ' ')}).")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class GameSummary:
+    """What every seat learns at game end."""
+
+    game: int
+    escaped: bool
+    rounds: int
+    survivors: tuple[str, ...]
+    coins: dict[str, int]
+    scores: dict[str, int]
+    own_score: int
+    seat: str
+    reports: tuple[RoundReport, ...]
+    capsule_truth: dict[str, bool] | None = None  # label → correct, only with reveal_after_game
+
+    def text(self) -> str:
+        outcome = "escaped" if self.escaped else "did not escape"
+        coins = ", ".join(f"{s}={c}" for s, c in self.coins.items())
+        text = (
+            f"Game {self.game} ended after {self.rounds} rounds: the team {outcome}. "
+            f"Survivors: {', '.join(self.survivors) or 'none'}. Coins: {coins}. Your score: {self.own_score}."
+        )
+        if self.capsule_truth:
+            right = [k for k, v in self.capsule_truth.items() if v]
+            wrong = [k for k, v in self.capsule_truth.items() if not v]
+            text += f" Right capsules: {', '.join(right) or 'none'}; wrong: {', '.join(wrong) or 'none'}."
+        return text
