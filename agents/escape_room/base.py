@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from games.escape_room.types import Decision, GameSummary, Observation, RoundReport
+from games.escape_room.types import Decision, GameSummary, Observation, Puzzle, RoundReport
 
 
 class Services:
@@ -57,6 +57,10 @@ class EscapeRoomPolicy:
 
     def decide(self, obs: Observation) -> Decision:
         raise NotImplementedError
+
+    async def asolve(self, puzzle: Puzzle) -> int | None:
+        """Solve a puzzle privately (``verifier: llm`` / ``own_answer: llm``); scripted policies are exact."""
+        return puzzle.answer
 
     async def adecide(self, obs: Observation) -> Decision:
         """Async decision; LLM policies override this. Scripted policies reuse ``decide``."""

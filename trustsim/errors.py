@@ -1,0 +1,16 @@
+"""Errors the entry point turns into clean messages (no traceback)."""
+
+from __future__ import annotations
+
+
+class TrustsimError(Exception):
+    """Base class for errors reported to the user without a traceback."""
+
+
+class ConfigError(TrustsimError):
+    """A configuration value is missing, of the wrong type or out of range."""
+
+    def __init__(self, key: str, message: str) -> None:
+        self.key = key
+        self.message = message
+        super().__init__(f"config error at '{key}': {message}")
