@@ -1,0 +1,1 @@
+"""Analysis of trustsim run directories (reads files only; imports no engine, game or agent code)."""
