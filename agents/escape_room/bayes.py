@@ -1,0 +1,119 @@
+"""A trust-forming offline agent: Beta beliefs about each partner's reliability, verify only when it pays."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from agents.escape_room.base import EscapeRoomPolicy
+from agents.escape_room.views import best_password, is_verified, original_label, trusted_capsule
+from games.escape_room.types import Action, Decision, GameSummary, Observation, RoundReport
+
+
+class BayesAgent(EscapeRoomPolicy):
+    """Keeps Beta(α, β) over each partner seat's probability of sealing a right answer.
+
+    Evidence (from public announcements only): a verification that endorses the owner's original capsule
+    (α += 1), one that disagrees and opens a new capsule (β += 1), a failed password (β shared among the
+    unverified owners by their posterior probability of having been wrong), an escape (α += 1 for every unverified owner
+    whose capsule was in the winning password), and the revealed truth when ``reveal_after_game`` is on. At
+    most one verdict per owner per game. Each round it verifies the unverified puzzle with the largest
+    expected loss ``(1 − p) × coins`` if that exceeds the coin a verification costs; otherwise it
+    volunteers. With memory ``none`` the engine calls ``forget`` before every game.
+    """
+
+    name = "bayes"
+    classifier: ClassVar[dict[str, Any]] = {"stochastic": True, "uses_llm": False, "memory": "beliefs",
+                                            "states_confidence": True}
+
+    def __init__(self, memory: str = "transcript", prior_alpha: float = 1.0, prior_beta: float = 1.0,
+                 verify_cost: float = 1.0) -> None:
+        super().__init__(memory=memory)
+        if prior_alpha <= 0 or prior_beta <= 0:
+            raise ValueError("prior_alpha and prior_beta must be > 0")
+        self.prior = (float(prior_alpha), float(prior_beta))
+        self.verify_cost = float(verify_cost)
+        self.alpha: dict[str, float] = {}
+        self.beta: dict[str, float] = {}
+        self._judged: set[str] = set()
+        self._owners: dict[int, str] = {}
+
+    # -- beliefs -------------------------------------------------------------------------------------------
+    def forget(self) -> None:
+        self.alpha.clear()
+        self.beta.clear()
+
+    def reliability(self, seat: str) -> float:
+        a = self.alpha.get(seat, self.prior[0])
+        b = self.beta.get(seat, self.prior[1])
+        return a / (a + b)
+
+    def _add(self, seat: str, success: float, failure: float) -> None:
+        self.alpha[seat] = self.alpha.get(seat, self.prior[0]) + success
+        self.beta[seat] = self.beta.get(seat, self.prior[1]) + failure
+
+    def _verdict(self, seat: str, correct: bool) -> None:
+        if seat == self.seat or seat in self._judged:
+            return
+        self._judged.add(seat)
+        self._add(seat, 1.0 if correct else 0.0, 0.0 if correct else 1.0)
+
+    # -- game lifecycle --------------------------------------------------------------------------------------
+    def start_game(self, obs: Observation) -> None:
+        self._judged = set()
+        self._owners = dict(obs.owners)
+
+    def confidence(self, obs: Observation) -> dict[int, float]:
+        """P(the trusted capsule is right) per puzzle, under the belief that verifiers are exact."""
+        out = {}
+        for k in sorted(obs.capsules):
+            owner = obs.owners[k]
+            if owner == self.seat or is_verified(trusted_capsule(obs, k), owner):
+                out[k] = 1.0
+            else:
+                out[k] = round(self.reliability(owner), 6)
+        return out
+
+    def decide(self, obs: Observation) -> Decision:
+        conf = self.confidence(obs)
+        trusted = {k: trusted_capsule(obs, k).label for k in sorted(obs.capsules)}
+        losses = {k: (1.0 - p) * obs.my_coins for k, p in conf.items() if p < 1.0}
+        worst = max(losses.values(), default=0.0)
+        if obs.my_coins > 0 and worst > self.verify_cost:
+            candidates = sorted(k for k, loss in losses.items() if loss == worst)
+            target = candidates[int(self.rng.integers(len(candidates)))]
+            return Decision(Action.verify(target), confidence=conf, trusted=trusted)
+        return Decision(Action.volunteer(best_password(obs)), confidence=conf, trusted=trusted)
+
+    def observe(self, report: RoundReport) -> None:
+        owners = self._owners
+        for v in report.verifications:
+            owner = owners[v.puzzle]
+            if v.created:
+                self._verdict(owner, False)
+            elif v.capsule == original_label(v.puzzle, owner):
+                self._verdict(owner, True)
+            else:
+                self._verdict(owner, False)  # endorsed someone else's capsule: the original disagrees
+        if report.password is None or report.password_correct is None:
+            return
+        suspects = [
+            owners[k] for k, label in report.password.items()
+            if label == original_label(k, owners[k]) and owners[k] != self.seat and owners[k] not in self._judged
+        ]
+        if report.password_correct:
+            for seat in suspects:
+                self._verdict(seat, True)
+        elif suspects:
+            # P(owner i was wrong | at least one suspect was wrong), suspects independent.
+            p_all_right = 1.0
+            for seat in suspects:
+                p_all_right *= self.reliability(seat)
+            for seat in suspects:
+                self._add(seat, 0.0, (1.0 - self.reliability(seat)) / max(1.0 - p_all_right, 1e-12))
+
+    def end_game(self, summary: GameSummary) -> None:
+        if summary.capsule_truth:
+            for k, owner in self._owners.items():
+                label = original_label(k, owner)
+                if label in summary.capsule_truth:
+                    self._verdict(owner, summary.capsule_truth[label])

@@ -1,0 +1,173 @@
+"""Run an escape-room job: ``runs`` replicate sessions of ``games`` games each, written to the run directory."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from hydra.utils import get_class
+
+from agents.escape_room.base import EscapeRoomPolicy, Services
+from games.escape_room.model import EscapeRoomModel
+from games.escape_room.options import PARTNER_SEAT, EscapeRoomOptions, options_from_config
+from games.escape_room.tables import (
+    AGENT_GAME_COLUMNS,
+    DECISION_COLUMNS,
+    GAME_COLUMNS,
+    PREDICTION_COLUMNS,
+    TableBuilder,
+)
+from trustsim.errors import ConfigError
+from trustsim.job import JobContext
+
+TABLES = {
+    "decisions": DECISION_COLUMNS,
+    "games": GAME_COLUMNS,
+    "agent_games": AGENT_GAME_COLUMNS,
+    "predictions": PREDICTION_COLUMNS,
+}
+
+
+def validate(cfg: dict[str, Any]) -> None:
+    """Fail at start, naming the key, before anything is written."""
+    options = options_from_config(cfg)
+    for key, target in (("agent", options.agent_target), ("game.partner", options.partner_target)):
+        try:
+            get_class(target)
+        except Exception as exc:
+            raise ConfigError(key, f"cannot load {target!r}: {exc}") from None
+    params = {k: v for k, v in cfg["agent"].items() if k != "name"}
+    try:
+        _make_policy(options.agent_target, params, options.memory)
+    except TypeError as exc:
+        raise ConfigError("agent", f"bad parameters for agent {options.agent!r}: {exc}") from None
+
+
+def _make_policy(target: str, params: dict[str, Any], memory: str) -> EscapeRoomPolicy:
+    policy = get_class(target)(memory=memory, **params)
+    if not isinstance(policy, EscapeRoomPolicy):
+        raise ConfigError("agent", f"{target} is not an EscapeRoomPolicy")
+    return policy
+
+
+class SessionRunner:
+    """Plays one replicate session (a sequence of games with persistent agents)."""
+
+    def __init__(self, ctx: JobContext, options: EscapeRoomOptions, session: int) -> None:
+        self.ctx = ctx
+        self.options = options
+        self.session = session
+        cfg = ctx.cfg
+        params = {k: v for k, v in cfg["agent"].items() if k != "name"}
+        self.policies: dict[str, EscapeRoomPolicy] = {
+            seat: _make_policy(options.agent_target, params, options.memory)
+            for seat in options.seats
+            if seat != PARTNER_SEAT
+        }
+        self.policies[PARTNER_SEAT] = get_class(options.partner_target)(memory="none", schedule=options.d_correct)
+        needs_llm = any(p.classifier.get("uses_llm") for p in self.policies.values())
+        services = Services(llm=ctx.llm if needs_llm else None, model=cfg.get("model"), game=cfg["game"])
+        for seat, policy in self.policies.items():
+            policy.start_session(seat, ctx.seeder.rng("session", session, "seat", seat), services)
+        if options.partner_slot == "random":
+            self.partner_puzzle = int(ctx.seeder.rng("session", session, "partner_slot").integers(1, 5))
+        else:
+            self.partner_puzzle = len(options.seats)
+        cell = dict(ctx.cell, run_id=ctx.run_id)  # type: ignore[attr-defined]
+        self.tables = TableBuilder(
+            cell, session,
+            seat_models={s: p.model_name for s, p in self.policies.items()},
+            seat_agents={s: (p.name if s != PARTNER_SEAT else "scripted_partner") for s, p in self.policies.items()},
+            llm_seats={s for s, p in self.policies.items() if p.classifier.get("uses_llm")},
+        )
+
+    @property
+    def is_async(self) -> bool:
+        return any(p.is_async for p in self.policies.values())
+
+    async def games(self):  # type: ignore[no-untyped-def]
+        """Yield (game index, rows by table) for each finished game."""
+        recorder = self.ctx.recorder
+        recorder.event("session_start", session=self.session, partner_puzzle=self.partner_puzzle)
+        for game in range(1, self.options.games + 1):
+            if game > 1 and self.options.memory == "none":
+                for seat, policy in self.policies.items():
+                    if seat != PARTNER_SEAT:
+                        policy.forget()
+            model = EscapeRoomModel(
+                seed=self.ctx.seeder.seed("session", self.session, "game", game), game=game, options=self.options,
+                policies=self.policies, partner_puzzle=self.partner_puzzle, recorder=recorder, session=self.session,
+            )
+            rec = await model.play()
+            t = self.tables
+            yield game, {
+                "decisions": t.decision_rows(rec),
+                "games": [t.game_row(rec)],
+                "agent_games": t.agent_game_rows(rec),
+                "predictions": t.prediction_rows(rec),
+            }
+        recorder.event("session_end", session=self.session)
+
+
+def run(ctx: JobContext) -> None:
+    options = options_from_config(ctx.cfg)
+    cfg = ctx.cfg
+    probe = _make_policy(options.agent_target, {k: v for k, v in cfg["agent"].items() if k != "name"}, options.memory)
+    ctx.set_cell(
+        agent=options.agent, model=probe.model_name if not probe.classifier.get("uses_llm") else
+        _model_name(cfg), schedule=options.schedule, memory=options.memory, partner_slot=options.partner_slot,
+    )
+    writers = {name: ctx.recorder.table(name, cols) for name, cols in TABLES.items()}
+    sessions = [SessionRunner(ctx, options, s) for s in range(cfg["runs"])]
+    bar = ctx.progress(len(sessions) * options.games, f"escape room {options.schedule}")
+    try:
+        asyncio.run(_play_all(ctx, sessions, writers, bar))
+    finally:
+        bar.close()
+
+
+def _model_name(cfg: dict[str, Any]) -> str:
+    model = cfg.get("model") or {}
+    return str(model.get("name") or model.get("model") or "unknown")
+
+
+async def _play_all(ctx: JobContext, sessions: list[SessionRunner], writers: dict[str, Any], bar: Any) -> None:
+    """Sessions run one after another for scripted agents, concurrently for LLM agents.
+
+    Rows are written in session order either way, so tables are identical however sessions interleave.
+    """
+
+    def write(rows: dict[str, list[dict[str, Any]]]) -> None:
+        for name, table_rows in rows.items():
+            writers[name].write_rows(table_rows)
+        ctx.count("games", 1)
+        ctx.count("decisions", len(rows["decisions"]))
+        bar.update(1)
+
+    ctx.count("sessions", len(sessions))
+    if not any(s.is_async for s in sessions):
+        for session in sessions:
+            async for _, rows in session.games():
+                write(rows)
+        return
+
+    buffers: list[list[dict[str, list[dict[str, Any]]]]] = [[] for _ in sessions]
+    done = [False] * len(sessions)
+    next_to_flush = 0
+
+    async def play(i: int) -> None:
+        nonlocal next_to_flush
+        async for _, rows in sessions[i].games():
+            if i == next_to_flush:
+                write(rows)
+            else:
+                buffers[i].append(rows)
+        done[i] = True
+        while next_to_flush < len(sessions) and done[next_to_flush]:
+            next_to_flush += 1
+            if next_to_flush < len(sessions):
+                for rows in buffers[next_to_flush]:
+                    write(rows)
+                buffers[next_to_flush].clear()
+
+    await asyncio.gather(*(play(i) for i in range(len(sessions))))

@@ -1,0 +1,262 @@
+"""The escape-room game as a Mesa 3.3 model: one ``step()`` resolves one round of simultaneous moves.
+
+Decisions are gathered first (``collect``: every alive seat sees the same start-of-round state; LLM calls of
+a round run concurrently), then ``step()`` applies the rules. State changes stay sequential and explicit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import mesa
+
+from agents.escape_room.base import EscapeRoomPolicy
+from games.escape_room.options import PARTNER_SEAT, EscapeRoomOptions
+from games.escape_room.puzzles import generate_puzzles, plausible_wrong_answer
+from games.escape_room.rules import GameState, illegal_reason, new_game, resolve_round
+from games.escape_room.types import Action, CapsuleView, Decision, GameSummary, Observation, RoundReport
+
+
+class Seat(mesa.Agent):
+    """A player seat: a Mesa agent that delegates decisions to its policy (which persists across games)."""
+
+    def __init__(self, model: EscapeRoomModel, seat: str, policy: EscapeRoomPolicy) -> None:
+        super().__init__(model)
+        self.seat = seat
+        self.policy = policy
+        self.is_partner = seat == PARTNER_SEAT
+
+
+@dataclass(slots=True)
+class DecisionRecord:
+    """One seat's decision in one round, after the legality check."""
+
+    seat: str
+    decision: Decision
+    requested: str  # pass | verify | volunteer | invalid
+    resolved: Action
+    valid: bool
+    invalid_reason: str | None
+    coins_before: int
+    round: int
+
+
+@dataclass(slots=True)
+class GameRecord:
+    """Everything the tables need about one finished game."""
+
+    game: int
+    seed: int
+    d_correct: bool
+    partner_puzzle: int
+    state: GameState
+    decisions: list[DecisionRecord] = field(default_factory=list)
+    rounds_alive: dict[str, int] = field(default_factory=dict)
+    views: dict[int, dict[int, tuple[CapsuleView, ...]]] = field(default_factory=dict)  # round → capsule table
+
+
+class EscapeRoomModel(mesa.Model):
+    """One game. ``await model.play()`` runs it to the end and returns its GameRecord."""
+
+    def __init__(
+        self,
+        *,
+        seed: int,
+        game: int,
+        options: EscapeRoomOptions,
+        policies: dict[str, EscapeRoomPolicy],
+        partner_puzzle: int,
+        recorder: Any = None,
+        session: int = 0,
+    ) -> None:
+        super().__init__(seed=seed)
+        self.game = game
+        self.options = options
+        self.session = session
+        self.recorder = recorder
+        self.d_correct = options.d_correct[game - 1]
+        for seat in options.seats:
+            Seat(self, seat, policies[seat])
+        self.seats: dict[str, Seat] = {a.seat: a for a in self.agents}
+        others = [k for k in range(1, len(options.seats) + 1) if k != partner_puzzle]
+        self.owners = {k: s for k, s in zip(others, [s for s in options.seats if s != PARTNER_SEAT], strict=True)}
+        self.owners[partner_puzzle] = PARTNER_SEAT
+        self.puzzles = generate_puzzles(self.random, len(options.seats))
+        self.record = GameRecord(game=game, seed=seed, d_correct=self.d_correct, partner_puzzle=partner_puzzle,
+                                 state=None)  # type: ignore[arg-type]
+        self._pending: dict[str, Action] = {}
+        self._verify_answers: dict[str, int] = {}
+
+    # -- setup ---------------------------------------------------------------------------------------------
+    async def _seal(self) -> GameState:
+        sealed: dict[int, int] = {}
+        for puzzle in self.puzzles:
+            owner = self.owners[puzzle.index]
+            if owner == PARTNER_SEAT:
+                value = puzzle.answer if self.d_correct else plausible_wrong_answer(self.random, puzzle.answer)
+            elif self.options.own_answer == "llm":
+                answer = await self.seats[owner].policy.asolve(puzzle)
+                value = answer if answer is not None else plausible_wrong_answer(self.random, puzzle.answer)
+            else:
+                value = puzzle.answer
+            sealed[puzzle.index] = value
+        return new_game(self.puzzles, self.owners, sealed, self.options.coins, self.options.max_rounds)
+
+    def _event(self, type: str, **fields: Any) -> None:
+        if self.recorder is not None:
+            self.recorder.event(type, session=self.session, game=self.game, **fields)
+
+    # -- one round -----------------------------------------------------------------------------------------
+    def observation(self, seat: str) -> Observation:
+        state = self.state
+        return Observation(
+            seat=seat,
+            game=self.game,
+            round=state.round + 1,
+            max_rounds=state.max_rounds,
+            puzzle=state.puzzles[state.own_puzzle(seat)],
+            coins=dict(state.coins),
+            alive=tuple(state.alive),
+            capsules=self._views,
+            owners=self.owners,
+            history=self._history,
+        )
+
+    async def collect(self) -> None:
+        """Every alive seat observes the same state and decides; illegal requests resolve as pass."""
+        state = self.state
+        self._views = state.capsule_views()
+        self.record.views[state.round + 1] = self._views
+        self._history = tuple(r.text() for r in state.reports)
+        if self.recorder is not None:
+            digest = hashlib.sha256(
+                repr((state.round + 1, sorted(state.coins.items()), state.alive, self._views)).encode()
+            ).hexdigest()[:16]
+            self._event("round_start", round=state.round + 1, alive=list(state.alive), coins=dict(state.coins),
+                        digest=digest)
+        alive = [self.seats[s] for s in state.alive]
+        observations = [self.observation(a.seat) for a in alive]
+        if any(a.policy.is_async for a in alive):
+            decisions = await asyncio.gather(*(a.policy.adecide(o) for a, o in zip(alive, observations, strict=True)))
+        else:
+            decisions = [a.policy.decide(o) for a, o in zip(alive, observations, strict=True)]
+        self._pending = {}
+        for agent, decision in zip(alive, decisions, strict=True):
+            self._pending[agent.seat] = self._check(agent.seat, decision)
+        await self._verification_answers()
+
+    def _check(self, seat: str, decision: Decision) -> Action:
+        action = decision.action
+        reason = decision.parse_error and "unparseable"
+        if action is None:
+            reason = reason or "unparseable"
+        else:
+            reason = illegal_reason(self.state, seat, action)
+        resolved = Action.pass_() if reason else action  # type: ignore[assignment]
+        record = DecisionRecord(
+            seat=seat,
+            decision=decision,
+            requested="invalid" if action is None else action.kind,
+            resolved=resolved,
+            valid=reason is None,
+            invalid_reason=reason,
+            coins_before=self.state.coins[seat],
+            round=self.state.round + 1,
+        )
+        self.record.decisions.append(record)
+        if self.recorder is not None:
+            self._event_decision(record)
+        return resolved
+
+    def _event_decision(self, r: DecisionRecord) -> None:
+        d = r.decision
+        fields: dict[str, Any] = {
+            "round": r.round, "seat": r.seat, "action": d.action.describe() if d.action else None,
+            "valid": r.valid, "resolved": r.resolved.describe(),
+        }
+        if r.invalid_reason:
+            fields["invalid_reason"] = r.invalid_reason
+        if d.raw_text is not None:
+            fields.update(raw=d.raw_text, reasoning=d.reasoning, parse_error=d.parse_error,
+                          latency_s=round(d.latency_s, 4), prompt_tokens=d.prompt_tokens,
+                          completion_tokens=d.completion_tokens, cached=d.cached)
+        if d.confidence is not None:
+            fields["confidence"] = d.confidence
+        if d.trusted is not None:
+            fields["trusted"] = d.trusted
+        self._event("decision", **fields)
+
+    async def _verification_answers(self) -> None:
+        self._verify_answers = {}
+        for seat, action in self._pending.items():
+            if action.kind != "verify":
+                continue
+            puzzle = self.state.puzzles[action.target]  # type: ignore[index]
+            if self.options.verifier == "llm":
+                answer = await self.seats[seat].policy.asolve(puzzle)
+                self._verify_answers[seat] = answer if answer is not None else -1
+            else:
+                self._verify_answers[seat] = puzzle.answer
+
+    def step(self) -> None:
+        """Resolve the round whose decisions ``collect`` gathered."""
+        state = self.state
+        for seat in state.alive:
+            self.record.rounds_alive[seat] = self.record.rounds_alive.get(seat, 0) + 1
+        report = resolve_round(state, self._pending, self._verify_answers, self.random, game=self.game)
+        self._record_round(report)
+
+    def _record_round(self, report: RoundReport) -> None:
+        if self.recorder is None:
+            return
+        for v in report.verifications:
+            self._event("verification", round=report.round, seat=v.seat, puzzle=v.puzzle, capsule=v.capsule,
+                        created=v.created)
+        if report.chosen_volunteer:
+            self._event("volunteer", round=report.round, volunteers=list(report.volunteers),
+                        chosen=report.chosen_volunteer, password=report.password, correct=report.password_correct)
+        for seat, cause in report.deaths:
+            self._event("death", round=report.round, seat=seat, cause=cause)
+        self._event("round_end", round=report.round, escaped=report.escaped)
+
+    # -- a whole game --------------------------------------------------------------------------------------
+    async def play(self) -> GameRecord:
+        self.state = await self._seal()
+        self.record.state = self.state
+        self._event(
+            "game_start", seed=self.record.seed, d_correct=self.d_correct, partner_puzzle=self.record.partner_puzzle,
+            puzzles={p.slot: {"text": p.text, "answer": p.answer, "owner": self.owners[p.index]} for p in self.puzzles},
+            sealed={c.label: c.value for caps in self.state.capsules.values() for c in caps},
+        )
+        self._views = self.state.capsule_views()
+        self._history = ()
+        for seat in self.state.alive:
+            self.seats[seat].policy.start_game(self.observation(seat))
+        while not self.state.over:
+            alive_before = list(self.state.alive)
+            await self.collect()
+            self.step()
+            report = self.state.reports[-1]
+            for seat in alive_before:
+                self.seats[seat].policy.observe(report)
+        await self._end()
+        return self.record
+
+    async def _end(self) -> None:
+        state = self.state
+        scores = {s: state.score(s) for s in state.seats}
+        truth = None
+        if self.options.reveal_after_game:
+            truth = {c.label: c.value == state.puzzles[k].answer for k, caps in state.capsules.items() for c in caps}
+        for seat in state.seats:
+            summary = GameSummary(
+                game=self.game, escaped=state.escaped, rounds=state.round, survivors=tuple(state.alive),
+                coins=dict(state.coins), scores=scores, own_score=scores[seat], seat=seat,
+                reports=tuple(state.reports), capsule_truth=truth,
+            )
+            await self.seats[seat].policy.aend_game(summary)
+        self._event("game_end", outcome=state.outcome, rounds=state.round, survivors=list(state.alive),
+                    coins=dict(state.coins), scores=scores, escape_round=state.escape_round)
