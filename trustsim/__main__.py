@@ -8,14 +8,14 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import hydra  # noqa: E402
-from hydra.core.hydra_config import HydraConfig  # noqa: E402
-from hydra.types import RunMode  # noqa: E402
-from omegaconf import DictConfig  # noqa: E402
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig
 
-from trustsim.config import to_container  # noqa: E402
-from trustsim.errors import ConfigError  # noqa: E402
-from trustsim.job import run_job  # noqa: E402
+from trustsim.config import to_container
+from trustsim.errors import ConfigError
+from trustsim.job import run_job
 
 CONF_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 

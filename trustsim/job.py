@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import secrets as _secrets
@@ -100,7 +101,13 @@ class Manifest:
             "command": redact(sys.argv),
             "timings": {"started": _now(), "finished": None, "wall_s": None},
             "counts": {},
-            "llm": {"calls_sent": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0},
+            "llm": {
+                "calls_sent": 0,
+                "cache_hits": 0,
+                "prompt_tokens": 0,
+                "completion_tokens": 0,
+                "cost_usd": 0.0,
+            },
         }
 
     @property
@@ -132,8 +139,11 @@ def run_job(cfg: dict[str, Any], run_dir: Path) -> int:
         print(f"trustsim: {exc}", file=sys.stderr)
         write_json_atomic(
             run_dir / "manifest.json",
-            {"status": "failed", "failure": {"reason": str(exc), "resume": "fix the configuration"},
-             "config": redact(cfg)},
+            {
+                "status": "failed",
+                "failure": {"reason": str(exc), "resume": "fix the configuration"},
+                "config": redact(cfg),
+            },
         )
         return 2
     recorder = RunRecorder(run_dir)
@@ -141,7 +151,9 @@ def run_job(cfg: dict[str, Any], run_dir: Path) -> int:
     manifest = Manifest(run_dir / "manifest.json", cfg, ctx)
     ctx.run_id = manifest.run_id  # type: ignore[attr-defined]
     manifest.write()
-    recorder.event("run_start", run_id=manifest.run_id, config_hash=ctx.config_hash, world_hash=ctx.world_hash)
+    recorder.event(
+        "run_start", run_id=manifest.run_id, config_hash=ctx.config_hash, world_hash=ctx.world_hash
+    )
     code = 0
     try:
         runner(ctx)
@@ -172,7 +184,5 @@ def _close_llm(ctx: JobContext) -> None:
     close = getattr(ctx._llm, "aclose", None)
     if close is None:
         return
-    try:
+    with contextlib.suppress(RuntimeError):  # a loop is already running: the client closes with the process
         asyncio.run(close())
-    except RuntimeError:  # a loop is already running (nested use); the client closes with the process
-        pass

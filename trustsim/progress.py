@@ -18,4 +18,6 @@ def progress_enabled(setting: Any) -> bool:
 
 
 def make_progress(total: int, desc: str, setting: Any = "auto") -> tqdm:
-    return tqdm(total=total, desc=desc, disable=not progress_enabled(setting), leave=False, dynamic_ncols=True)
+    return tqdm(
+        total=total, desc=desc, disable=not progress_enabled(setting), leave=False, dynamic_ncols=True
+    )

@@ -102,5 +102,7 @@ class RunRecorder:
 def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     """Write JSON via a temporary file and rename, so readers never see half a file."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=False, default=_json_default) + "\n", encoding="utf-8")
+    tmp.write_text(
+        json.dumps(data, indent=2, sort_keys=False, default=_json_default) + "\n", encoding="utf-8"
+    )
     os.replace(tmp, path)

@@ -15,7 +15,12 @@ def _value(section: Mapping[str, Any], key: str, prefix: str) -> Any:
 
 
 def get_int(
-    section: Mapping[str, Any], key: str, prefix: str = "", *, minimum: int | None = None, optional: bool = False
+    section: Mapping[str, Any],
+    key: str,
+    prefix: str = "",
+    *,
+    minimum: int | None = None,
+    optional: bool = False,
 ) -> int | None:
     value = _value(section, key, prefix)
     if value is None and optional:

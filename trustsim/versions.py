@@ -29,7 +29,11 @@ def git_revision(root: Path | None = None) -> dict[str, object]:
         dirty = bool(
             subprocess.run(
                 ["git", "status", "--porcelain", "--untracked-files=no"],
-                cwd=root, capture_output=True, text=True, timeout=5, check=True,
+                cwd=root,
+                capture_output=True,
+                text=True,
+                timeout=5,
+                check=True,
             ).stdout.strip()
         )
         return {"revision": rev, "dirty": dirty}

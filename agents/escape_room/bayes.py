@@ -22,11 +22,20 @@ class BayesAgent(EscapeRoomPolicy):
     """
 
     name = "bayes"
-    classifier: ClassVar[dict[str, Any]] = {"stochastic": True, "uses_llm": False, "memory": "beliefs",
-                                            "states_confidence": True}
+    classifier: ClassVar[dict[str, Any]] = {
+        "stochastic": True,
+        "uses_llm": False,
+        "memory": "beliefs",
+        "states_confidence": True,
+    }
 
-    def __init__(self, memory: str = "transcript", prior_alpha: float = 1.0, prior_beta: float = 1.0,
-                 verify_cost: float = 1.0) -> None:
+    def __init__(
+        self,
+        memory: str = "transcript",
+        prior_alpha: float = 1.0,
+        prior_beta: float = 1.0,
+        verify_cost: float = 1.0,
+    ) -> None:
         super().__init__(memory=memory)
         if prior_alpha <= 0 or prior_beta <= 0:
             raise ValueError("prior_alpha and prior_beta must be > 0")
@@ -97,8 +106,11 @@ class BayesAgent(EscapeRoomPolicy):
         if report.password is None or report.password_correct is None:
             return
         suspects = [
-            owners[k] for k, label in report.password.items()
-            if label == original_label(k, owners[k]) and owners[k] != self.seat and owners[k] not in self._judged
+            owners[k]
+            for k, label in report.password.items()
+            if label == original_label(k, owners[k])
+            and owners[k] != self.seat
+            and owners[k] not in self._judged
         ]
         if report.password_correct:
             for seat in suspects:

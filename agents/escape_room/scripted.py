@@ -51,8 +51,9 @@ class RandomPolicy(EscapeRoomPolicy):
     name = "random"
     classifier: ClassVar[dict[str, Any]] = {"stochastic": True, "uses_llm": False, "memory": "none"}
 
-    def __init__(self, memory: str = "none", p_pass: float = 1 / 3, p_verify: float = 1 / 3,
-                 p_volunteer: float = 1 / 3) -> None:
+    def __init__(
+        self, memory: str = "none", p_pass: float = 1 / 3, p_verify: float = 1 / 3, p_volunteer: float = 1 / 3
+    ) -> None:
         super().__init__(memory=memory)
         weights = [p_pass, p_verify, p_volunteer]
         if any(w < 0 for w in weights) or sum(weights) <= 0:

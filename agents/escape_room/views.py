@@ -27,7 +27,8 @@ def trusted_capsule(obs: Observation, puzzle: int) -> CapsuleView:
 def unverified_puzzles(obs: Observation) -> list[int]:
     """Puzzles other than one's own whose trusted capsule nobody but the owner vouches for."""
     return [
-        k for k in sorted(obs.capsules)
+        k
+        for k in sorted(obs.capsules)
         if obs.owners[k] != obs.seat and not is_verified(trusted_capsule(obs, k), obs.owners[k])
     ]
 

@@ -64,7 +64,9 @@ class SessionRunner:
             for seat in options.seats
             if seat != PARTNER_SEAT
         }
-        self.policies[PARTNER_SEAT] = get_class(options.partner_target)(memory="none", schedule=options.d_correct)
+        self.policies[PARTNER_SEAT] = get_class(options.partner_target)(
+            memory="none", schedule=options.d_correct
+        )
         needs_llm = any(p.classifier.get("uses_llm") for p in self.policies.values())
         services = Services(llm=ctx.llm if needs_llm else None, model=cfg.get("model"), game=cfg["game"])
         for seat, policy in self.policies.items():
@@ -75,9 +77,12 @@ class SessionRunner:
             self.partner_puzzle = len(options.seats)
         cell = dict(ctx.cell, run_id=ctx.run_id)  # type: ignore[attr-defined]
         self.tables = TableBuilder(
-            cell, session,
+            cell,
+            session,
             seat_models={s: p.model_name for s, p in self.policies.items()},
-            seat_agents={s: (p.name if s != PARTNER_SEAT else "scripted_partner") for s, p in self.policies.items()},
+            seat_agents={
+                s: (p.name if s != PARTNER_SEAT else "scripted_partner") for s, p in self.policies.items()
+            },
             llm_seats={s for s, p in self.policies.items() if p.classifier.get("uses_llm")},
         )
 
@@ -95,27 +100,40 @@ class SessionRunner:
                     if seat != PARTNER_SEAT:
                         policy.forget()
             model = EscapeRoomModel(
-                seed=self.ctx.seeder.seed("session", self.session, "game", game), game=game, options=self.options,
-                policies=self.policies, partner_puzzle=self.partner_puzzle, recorder=recorder, session=self.session,
+                seed=self.ctx.seeder.seed("session", self.session, "game", game),
+                game=game,
+                options=self.options,
+                policies=self.policies,
+                partner_puzzle=self.partner_puzzle,
+                recorder=recorder,
+                session=self.session,
             )
             rec = await model.play()
             t = self.tables
-            yield game, {
-                "decisions": t.decision_rows(rec),
-                "games": [t.game_row(rec)],
-                "agent_games": t.agent_game_rows(rec),
-                "predictions": t.prediction_rows(rec),
-            }
+            yield (
+                game,
+                {
+                    "decisions": t.decision_rows(rec),
+                    "games": [t.game_row(rec)],
+                    "agent_games": t.agent_game_rows(rec),
+                    "predictions": t.prediction_rows(rec),
+                },
+            )
         recorder.event("session_end", session=self.session)
 
 
 def run(ctx: JobContext) -> None:
     options = options_from_config(ctx.cfg)
     cfg = ctx.cfg
-    probe = _make_policy(options.agent_target, {k: v for k, v in cfg["agent"].items() if k != "name"}, options.memory)
+    probe = _make_policy(
+        options.agent_target, {k: v for k, v in cfg["agent"].items() if k != "name"}, options.memory
+    )
     ctx.set_cell(
-        agent=options.agent, model=probe.model_name if not probe.classifier.get("uses_llm") else
-        _model_name(cfg), schedule=options.schedule, memory=options.memory, partner_slot=options.partner_slot,
+        agent=options.agent,
+        model=probe.model_name if not probe.classifier.get("uses_llm") else _model_name(cfg),
+        schedule=options.schedule,
+        memory=options.memory,
+        partner_slot=options.partner_slot,
     )
     writers = {name: ctx.recorder.table(name, cols) for name, cols in TABLES.items()}
     sessions = [SessionRunner(ctx, options, s) for s in range(cfg["runs"])]
@@ -131,7 +149,9 @@ def _model_name(cfg: dict[str, Any]) -> str:
     return str(model.get("name") or model.get("model") or "unknown")
 
 
-async def _play_all(ctx: JobContext, sessions: list[SessionRunner], writers: dict[str, Any], bar: Any) -> None:
+async def _play_all(
+    ctx: JobContext, sessions: list[SessionRunner], writers: dict[str, Any], bar: Any
+) -> None:
     """Sessions run one after another for scripted agents, concurrently for LLM agents.
 
     Rows are written in session order either way, so tables are identical however sessions interleave.

@@ -55,7 +55,9 @@ class GameRecord:
     state: GameState
     decisions: list[DecisionRecord] = field(default_factory=list)
     rounds_alive: dict[str, int] = field(default_factory=dict)
-    views: dict[int, dict[int, tuple[CapsuleView, ...]]] = field(default_factory=dict)  # round → capsule table
+    views: dict[int, dict[int, tuple[CapsuleView, ...]]] = field(
+        default_factory=dict
+    )  # round → capsule table
 
 
 class EscapeRoomModel(mesa.Model):
@@ -82,11 +84,14 @@ class EscapeRoomModel(mesa.Model):
             Seat(self, seat, policies[seat])
         self.seats: dict[str, Seat] = {a.seat: a for a in self.agents}
         others = [k for k in range(1, len(options.seats) + 1) if k != partner_puzzle]
-        self.owners = {k: s for k, s in zip(others, [s for s in options.seats if s != PARTNER_SEAT], strict=True)}
+        self.owners = {
+            k: s for k, s in zip(others, [s for s in options.seats if s != PARTNER_SEAT], strict=True)
+        }
         self.owners[partner_puzzle] = PARTNER_SEAT
         self.puzzles = generate_puzzles(self.random, len(options.seats))
-        self.record = GameRecord(game=game, seed=seed, d_correct=self.d_correct, partner_puzzle=partner_puzzle,
-                                 state=None)  # type: ignore[arg-type]
+        self.record = GameRecord(
+            game=game, seed=seed, d_correct=self.d_correct, partner_puzzle=partner_puzzle, state=None
+        )  # type: ignore[arg-type]
         self._pending: dict[str, Action] = {}
         self._verify_answers: dict[str, int] = {}
 
@@ -96,7 +101,9 @@ class EscapeRoomModel(mesa.Model):
         for puzzle in self.puzzles:
             owner = self.owners[puzzle.index]
             if owner == PARTNER_SEAT:
-                value = puzzle.answer if self.d_correct else plausible_wrong_answer(self.random, puzzle.answer)
+                value = (
+                    puzzle.answer if self.d_correct else plausible_wrong_answer(self.random, puzzle.answer)
+                )
             elif self.options.own_answer == "llm":
                 answer = await self.seats[owner].policy.asolve(puzzle)
                 value = answer if answer is not None else plausible_wrong_answer(self.random, puzzle.answer)
@@ -135,12 +142,19 @@ class EscapeRoomModel(mesa.Model):
             digest = hashlib.sha256(
                 repr((state.round + 1, sorted(state.coins.items()), state.alive, self._views)).encode()
             ).hexdigest()[:16]
-            self._event("round_start", round=state.round + 1, alive=list(state.alive), coins=dict(state.coins),
-                        digest=digest)
+            self._event(
+                "round_start",
+                round=state.round + 1,
+                alive=list(state.alive),
+                coins=dict(state.coins),
+                digest=digest,
+            )
         alive = [self.seats[s] for s in state.alive]
         observations = [self.observation(a.seat) for a in alive]
         if any(a.policy.is_async for a in alive):
-            decisions = await asyncio.gather(*(a.policy.adecide(o) for a, o in zip(alive, observations, strict=True)))
+            decisions = await asyncio.gather(
+                *(a.policy.adecide(o) for a, o in zip(alive, observations, strict=True))
+            )
         else:
             decisions = [a.policy.decide(o) for a, o in zip(alive, observations, strict=True)]
         self._pending = {}
@@ -150,11 +164,7 @@ class EscapeRoomModel(mesa.Model):
 
     def _check(self, seat: str, decision: Decision) -> Action:
         action = decision.action
-        reason = decision.parse_error and "unparseable"
-        if action is None:
-            reason = reason or "unparseable"
-        else:
-            reason = illegal_reason(self.state, seat, action)
+        reason = "unparseable" if action is None else illegal_reason(self.state, seat, action)
         resolved = Action.pass_() if reason else action  # type: ignore[assignment]
         record = DecisionRecord(
             seat=seat,
@@ -174,15 +184,24 @@ class EscapeRoomModel(mesa.Model):
     def _event_decision(self, r: DecisionRecord) -> None:
         d = r.decision
         fields: dict[str, Any] = {
-            "round": r.round, "seat": r.seat, "action": d.action.describe() if d.action else None,
-            "valid": r.valid, "resolved": r.resolved.describe(),
+            "round": r.round,
+            "seat": r.seat,
+            "action": d.action.describe() if d.action else None,
+            "valid": r.valid,
+            "resolved": r.resolved.describe(),
         }
         if r.invalid_reason:
             fields["invalid_reason"] = r.invalid_reason
         if d.raw_text is not None:
-            fields.update(raw=d.raw_text, reasoning=d.reasoning, parse_error=d.parse_error,
-                          latency_s=round(d.latency_s, 4), prompt_tokens=d.prompt_tokens,
-                          completion_tokens=d.completion_tokens, cached=d.cached)
+            fields.update(
+                raw=d.raw_text,
+                reasoning=d.reasoning,
+                parse_error=d.parse_error,
+                latency_s=round(d.latency_s, 4),
+                prompt_tokens=d.prompt_tokens,
+                completion_tokens=d.completion_tokens,
+                cached=d.cached,
+            )
         if d.confidence is not None:
             fields["confidence"] = d.confidence
         if d.trusted is not None:
@@ -213,11 +232,23 @@ class EscapeRoomModel(mesa.Model):
         if self.recorder is None:
             return
         for v in report.verifications:
-            self._event("verification", round=report.round, seat=v.seat, puzzle=v.puzzle, capsule=v.capsule,
-                        created=v.created)
+            self._event(
+                "verification",
+                round=report.round,
+                seat=v.seat,
+                puzzle=v.puzzle,
+                capsule=v.capsule,
+                created=v.created,
+            )
         if report.chosen_volunteer:
-            self._event("volunteer", round=report.round, volunteers=list(report.volunteers),
-                        chosen=report.chosen_volunteer, password=report.password, correct=report.password_correct)
+            self._event(
+                "volunteer",
+                round=report.round,
+                volunteers=list(report.volunteers),
+                chosen=report.chosen_volunteer,
+                password=report.password,
+                correct=report.password_correct,
+            )
         for seat, cause in report.deaths:
             self._event("death", round=report.round, seat=seat, cause=cause)
         self._event("round_end", round=report.round, escaped=report.escaped)
@@ -227,8 +258,14 @@ class EscapeRoomModel(mesa.Model):
         self.state = await self._seal()
         self.record.state = self.state
         self._event(
-            "game_start", seed=self.record.seed, d_correct=self.d_correct, partner_puzzle=self.record.partner_puzzle,
-            puzzles={p.slot: {"text": p.text, "answer": p.answer, "owner": self.owners[p.index]} for p in self.puzzles},
+            "game_start",
+            seed=self.record.seed,
+            d_correct=self.d_correct,
+            partner_puzzle=self.record.partner_puzzle,
+            puzzles={
+                p.slot: {"text": p.text, "answer": p.answer, "owner": self.owners[p.index]}
+                for p in self.puzzles
+            },
             sealed={c.label: c.value for caps in self.state.capsules.values() for c in caps},
         )
         self._views = self.state.capsule_views()
@@ -250,13 +287,31 @@ class EscapeRoomModel(mesa.Model):
         scores = {s: state.score(s) for s in state.seats}
         truth = None
         if self.options.reveal_after_game:
-            truth = {c.label: c.value == state.puzzles[k].answer for k, caps in state.capsules.items() for c in caps}
+            truth = {
+                c.label: c.value == state.puzzles[k].answer
+                for k, caps in state.capsules.items()
+                for c in caps
+            }
         for seat in state.seats:
             summary = GameSummary(
-                game=self.game, escaped=state.escaped, rounds=state.round, survivors=tuple(state.alive),
-                coins=dict(state.coins), scores=scores, own_score=scores[seat], seat=seat,
-                reports=tuple(state.reports), capsule_truth=truth,
+                game=self.game,
+                escaped=state.escaped,
+                rounds=state.round,
+                survivors=tuple(state.alive),
+                coins=dict(state.coins),
+                scores=scores,
+                own_score=scores[seat],
+                seat=seat,
+                reports=tuple(state.reports),
+                capsule_truth=truth,
             )
             await self.seats[seat].policy.aend_game(summary)
-        self._event("game_end", outcome=state.outcome, rounds=state.round, survivors=list(state.alive),
-                    coins=dict(state.coins), scores=scores, escape_round=state.escape_round)
+        self._event(
+            "game_end",
+            outcome=state.outcome,
+            rounds=state.round,
+            survivors=list(state.alive),
+            coins=dict(state.coins),
+            scores=scores,
+            escape_round=state.escape_round,
+        )

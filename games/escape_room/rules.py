@@ -51,7 +51,8 @@ class GameState:
 
     def capsule_views(self) -> dict[int, tuple[CapsuleView, ...]]:
         return {
-            k: tuple(CapsuleView(c.label, tuple(c.endorsers)) for c in caps) for k, caps in self.capsules.items()
+            k: tuple(CapsuleView(c.label, tuple(c.endorsers)) for c in caps)
+            for k, caps in self.capsules.items()
         }
 
     def find_capsule(self, puzzle: int, label: str) -> Capsule | None:
@@ -70,8 +71,14 @@ def new_game(
     """Seal every seat's answer into a capsule for its puzzle, endorsed by its owner."""
     seats = tuple(sorted(owners.values()))
     capsules = {
-        p.index: [Capsule(label=f"{p.slot}-{owners[p.index]}", puzzle=p.index, value=sealed[p.index],
-                          endorsers=[owners[p.index]])]
+        p.index: [
+            Capsule(
+                label=f"{p.slot}-{owners[p.index]}",
+                puzzle=p.index,
+                value=sealed[p.index],
+                endorsers=[owners[p.index]],
+            )
+        ]
         for p in puzzles
     }
     return GameState(

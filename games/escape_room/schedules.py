@@ -41,7 +41,9 @@ def resolve_schedule(name: str, pattern: object, games: int | None) -> tuple[lis
     if pattern is None:
         if name not in SCHEDULES:
             known = ", ".join(sorted(SCHEDULES))
-            raise ConfigError("schedule.name", f"unknown schedule {name!r} without a pattern (known: {known})")
+            raise ConfigError(
+                "schedule.name", f"unknown schedule {name!r} without a pattern (known: {known})"
+            )
         pattern = SCHEDULES[name]
     flags = parse_pattern(pattern)  # type: ignore[arg-type]
     n_games = len(flags) if games is None else games

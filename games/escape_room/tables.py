@@ -4,31 +4,101 @@ from __future__ import annotations
 
 from typing import Any
 
-from games.escape_room.model import DecisionRecord, GameRecord
+from games.escape_room.model import GameRecord
 from games.escape_room.options import PARTNER_SEAT
 from games.escape_room.rules import GameState
 from games.escape_room.types import CapsuleView
 
 PUZZLES = (1, 2, 3, 4)
 DECISION_COLUMNS = [
-    "run_id", "session", "game", "round", "seat", "is_partner", "agent", "model", "memory", "schedule",
-    "d_correct", "partner_puzzle", "own_puzzle", "coins_before", "action", "target", "password", "valid",
-    "invalid_reason", "resolved_action", "verify_partner", *(f"conf_Q{k}" for k in PUZZLES), "latency_s",
-    "prompt_tokens", "completion_tokens", "cached",
+    "run_id",
+    "session",
+    "game",
+    "round",
+    "seat",
+    "is_partner",
+    "agent",
+    "model",
+    "memory",
+    "schedule",
+    "d_correct",
+    "partner_puzzle",
+    "own_puzzle",
+    "coins_before",
+    "action",
+    "target",
+    "password",
+    "valid",
+    "invalid_reason",
+    "resolved_action",
+    "verify_partner",
+    *(f"conf_Q{k}" for k in PUZZLES),
+    "latency_s",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached",
 ]
 GAME_COLUMNS = [
-    "run_id", "session", "game", "seed", "agent", "model", "memory", "schedule", "partner_slot", "d_correct",
-    "partner_puzzle", "outcome", "escaped", "rounds", "escape_round", "verifications", "partner_verifications",
-    "protective_verifications", "volunteers", "deaths_wrong_password", "deaths_no_volunteer", "survivors",
+    "run_id",
+    "session",
+    "game",
+    "seed",
+    "agent",
+    "model",
+    "memory",
+    "schedule",
+    "partner_slot",
+    "d_correct",
+    "partner_puzzle",
+    "outcome",
+    "escaped",
+    "rounds",
+    "escape_round",
+    "verifications",
+    "partner_verifications",
+    "protective_verifications",
+    "volunteers",
+    "deaths_wrong_password",
+    "deaths_no_volunteer",
+    "survivors",
     "invalid",
 ]
 AGENT_GAME_COLUMNS = [
-    "run_id", "session", "game", "seat", "is_partner", "agent", "model", "memory", "schedule", "d_correct",
-    "survived", "death_cause", "death_round", "rounds_alive", "coins", "score", "verifications",
+    "run_id",
+    "session",
+    "game",
+    "seat",
+    "is_partner",
+    "agent",
+    "model",
+    "memory",
+    "schedule",
+    "d_correct",
+    "survived",
+    "death_cause",
+    "death_round",
+    "rounds_alive",
+    "coins",
+    "score",
+    "verifications",
 ]
 PREDICTION_COLUMNS = [
-    "run_id", "game_type", "cluster", "model", "agent", "memory", "schedule", "subject", "subject_kind",
-    "game", "round", "p", "outcome", "p_exact", "source", "item",
+    "run_id",
+    "game_type",
+    "cluster",
+    "model",
+    "agent",
+    "memory",
+    "schedule",
+    "subject",
+    "subject_kind",
+    "game",
+    "round",
+    "p",
+    "outcome",
+    "p_exact",
+    "source",
+    "item",
 ]
 
 
@@ -47,8 +117,14 @@ def default_trusted(capsules: tuple[CapsuleView, ...], owner: str) -> str:
 class TableBuilder:
     """Builds the rows of one session's games; ``cell`` holds run-wide keys (run_id, agent, model, ...)."""
 
-    def __init__(self, cell: dict[str, Any], session: int, seat_models: dict[str, str],
-                 seat_agents: dict[str, str], llm_seats: set[str]) -> None:
+    def __init__(
+        self,
+        cell: dict[str, Any],
+        session: int,
+        seat_models: dict[str, str],
+        seat_agents: dict[str, str],
+        llm_seats: set[str],
+    ) -> None:
         self.cell = cell
         self.session = session
         self.seat_models = seat_models
@@ -66,16 +142,28 @@ class TableBuilder:
             conf = d.decision.confidence or {}
             row = self._base(rec.game)
             row.update(
-                round=d.round, seat=d.seat, is_partner=d.seat == PARTNER_SEAT, agent=self.seat_agents[d.seat],
-                model=self.seat_models[d.seat], memory=self.cell["memory"], schedule=self.cell["schedule"],
-                d_correct=rec.d_correct, partner_puzzle=rec.partner_puzzle, own_puzzle=state.own_puzzle(d.seat),
-                coins_before=d.coins_before, action=d.requested,
+                round=d.round,
+                seat=d.seat,
+                is_partner=d.seat == PARTNER_SEAT,
+                agent=self.seat_agents[d.seat],
+                model=self.seat_models[d.seat],
+                memory=self.cell["memory"],
+                schedule=self.cell["schedule"],
+                d_correct=rec.d_correct,
+                partner_puzzle=rec.partner_puzzle,
+                own_puzzle=state.own_puzzle(d.seat),
+                coins_before=d.coins_before,
+                action=d.requested,
                 target=a.target if a is not None and a.kind == "verify" else None,
                 password=password_text(a.password) if a is not None and a.kind == "volunteer" else None,
-                valid=d.valid, invalid_reason=d.invalid_reason, resolved_action=d.resolved.kind,
+                valid=d.valid,
+                invalid_reason=d.invalid_reason,
+                resolved_action=d.resolved.kind,
                 verify_partner=d.resolved.kind == "verify" and d.resolved.target == rec.partner_puzzle,
-                latency_s=round(d.decision.latency_s, 4), prompt_tokens=d.decision.prompt_tokens,
-                completion_tokens=d.decision.completion_tokens, cached=d.decision.cached,
+                latency_s=round(d.decision.latency_s, 4),
+                prompt_tokens=d.decision.prompt_tokens,
+                completion_tokens=d.decision.completion_tokens,
+                cached=d.decision.cached,
             )
             for k in PUZZLES:
                 row[f"conf_Q{k}"] = conf.get(k)
@@ -90,15 +178,26 @@ class TableBuilder:
         causes = [c for _, c, _ in state.deaths]
         row = self._base(rec.game)
         row.update(
-            seed=rec.seed, agent=self.cell["agent"], model=self.cell["model"], memory=self.cell["memory"],
-            schedule=self.cell["schedule"], partner_slot=self.cell["partner_slot"], d_correct=rec.d_correct,
-            partner_puzzle=rec.partner_puzzle, outcome=state.outcome, escaped=state.escaped, rounds=state.round,
-            escape_round=escape_round, verifications=len(verifies),
+            seed=rec.seed,
+            agent=self.cell["agent"],
+            model=self.cell["model"],
+            memory=self.cell["memory"],
+            schedule=self.cell["schedule"],
+            partner_slot=self.cell["partner_slot"],
+            d_correct=rec.d_correct,
+            partner_puzzle=rec.partner_puzzle,
+            outcome=state.outcome,
+            escaped=state.escaped,
+            rounds=state.round,
+            escape_round=escape_round,
+            verifications=len(verifies),
             partner_verifications=sum(d.resolved.target == rec.partner_puzzle for d in verifies),
             protective_verifications=sum(d.round < escape_round for d in verifies) if escape_round else 0,
             volunteers=sum(d.resolved.kind == "volunteer" for d in tested),
-            deaths_wrong_password=causes.count("wrong_password"), deaths_no_volunteer=causes.count("no_volunteer"),
-            survivors=";".join(state.alive), invalid=sum(not d.valid for d in tested),
+            deaths_wrong_password=causes.count("wrong_password"),
+            deaths_no_volunteer=causes.count("no_volunteer"),
+            survivors=";".join(state.alive),
+            invalid=sum(not d.valid for d in tested),
         )
         return row
 
@@ -110,10 +209,19 @@ class TableBuilder:
             cause, rnd = deaths.get(seat, (None, None))
             row = self._base(rec.game)
             row.update(
-                seat=seat, is_partner=seat == PARTNER_SEAT, agent=self.seat_agents[seat], model=self.seat_models[seat],
-                memory=self.cell["memory"], schedule=self.cell["schedule"], d_correct=rec.d_correct,
-                survived=seat in state.alive, death_cause=cause, death_round=rnd,
-                rounds_alive=rec.rounds_alive.get(seat, 0), coins=state.coins[seat], score=state.score(seat),
+                seat=seat,
+                is_partner=seat == PARTNER_SEAT,
+                agent=self.seat_agents[seat],
+                model=self.seat_models[seat],
+                memory=self.cell["memory"],
+                schedule=self.cell["schedule"],
+                d_correct=rec.d_correct,
+                survived=seat in state.alive,
+                death_cause=cause,
+                death_round=rnd,
+                rounds_alive=rec.rounds_alive.get(seat, 0),
+                coins=state.coins[seat],
+                score=state.score(seat),
                 verifications=sum(d.seat == seat and d.resolved.kind == "verify" for d in rec.decisions),
             )
             rows.append(row)
@@ -137,14 +245,26 @@ class TableBuilder:
                 label = trusted.get(k)
                 if label is None or all(c.label != label for c in views[k]):
                     label = default_trusted(views[k], owner)
-                rows.append({
-                    "run_id": self.cell["run_id"], "game_type": "escape_room", "cluster": f"s{self.session}",
-                    "model": self.seat_models[d.seat], "agent": self.seat_agents[d.seat],
-                    "memory": self.cell["memory"], "schedule": self.cell["schedule"], "subject": owner,
-                    "subject_kind": "scripted_partner" if owner == PARTNER_SEAT else "agent", "game": rec.game,
-                    "round": d.round, "p": None if conf is None else conf.get(k), "outcome": int(_right(state, k, label)),
-                    "p_exact": None, "source": "native", "item": f"Q{k}:{label}",
-                })
+                rows.append(
+                    {
+                        "run_id": self.cell["run_id"],
+                        "game_type": "escape_room",
+                        "cluster": f"s{self.session}",
+                        "model": self.seat_models[d.seat],
+                        "agent": self.seat_agents[d.seat],
+                        "memory": self.cell["memory"],
+                        "schedule": self.cell["schedule"],
+                        "subject": owner,
+                        "subject_kind": "scripted_partner" if owner == PARTNER_SEAT else "agent",
+                        "game": rec.game,
+                        "round": d.round,
+                        "p": None if conf is None else conf.get(k),
+                        "outcome": int(_right(state, k, label)),
+                        "p_exact": None,
+                        "source": "native",
+                        "item": f"Q{k}:{label}",
+                    }
+                )
         return rows
 
 
