@@ -1,0 +1,271 @@
+"""Load any mix of run directories, sweep directories and reference-study logs into tidy tables."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from analysis.rundirs import EVENTS, DataWarning, Run, RunDirError, discover_runs, find_run_dirs, read_table
+from analysis.trust.reference import ReferenceLogError, find_reference_runs, import_reference_run
+from analysis.trust.schema import AGENT_GAME_COLUMNS, CELL_KEYS, DECISION_COLUMNS, GAME_COLUMNS, RUN_COLUMNS
+
+log = logging.getLogger(__name__)
+
+_TABLES = {
+    "decisions": ("decisions.csv", DECISION_COLUMNS),
+    "games": ("games.csv", GAME_COLUMNS),
+    "agent_games": ("agent_games.csv", AGENT_GAME_COLUMNS),
+}
+_OPTIONAL = {"source", "seed", "partner_slot", "agent", "invalid_reason", "target", "escape_round"}
+_BOOL_COLUMNS = ("is_partner", "d_correct", "valid", "verify_partner", "escaped", "survived")
+_RUN_SPECIFIC = {"seed", "seeds", "runs", "hydra", "output_dir", "run_dir", "store", "store_path", "progress"}
+
+
+@dataclass
+class TrustData:
+    """Tidy escape-room tables of every loaded run, plus what was set aside and why."""
+
+    decisions: pd.DataFrame
+    games: pd.DataFrame
+    agent_games: pd.DataFrame
+    runs: pd.DataFrame
+    excluded: list[tuple[str, str]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def n_games(self) -> int:
+        """Number of games loaded."""
+        return len(self.games)
+
+
+def _config_key(manifest: dict[str, Any]) -> str:
+    def clean(obj: Any) -> Any:
+        if isinstance(obj, dict):
+            return {k: clean(v) for k, v in obj.items() if str(k) not in _RUN_SPECIFIC}
+        if isinstance(obj, list):
+            return [clean(v) for v in obj]
+        return obj
+
+    body = clean(manifest.get("config") or {})
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _last_line_ok(path: Path) -> bool:
+    with path.open("rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        fh.seek(max(0, size - 65536))
+        tail = fh.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    if not tail.strip():
+        return True
+    try:
+        return isinstance(json.loads(tail), dict)
+    except ValueError:
+        return False
+
+
+def _complete_games_before_damage(run: Run, *, full_check: bool) -> set[tuple[int, int]] | None:
+    """``(session, game)`` pairs whose ``game_end`` precedes damage in events.jsonl; None if undamaged."""
+    path = run.path / EVENTS
+    if not path.exists():
+        return None
+    if not full_check and _last_line_ok(path):
+        return None
+    ended: set[tuple[int, int]] = set()
+    damaged = False
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+                if not isinstance(event, dict):
+                    raise ValueError("not an object")
+            except ValueError as exc:
+                warnings.warn(
+                    f"{path}:{lineno}: damaged event ({exc}); using the {len(ended)} games that ended before it",
+                    DataWarning,
+                    stacklevel=3,
+                )
+                damaged = True
+                break
+            if event.get("type") == "game_end":
+                ended.add((int(event.get("session", 0)), int(event.get("game", 0))))
+    return ended if damaged else None
+
+
+def _check_columns(df: pd.DataFrame, run: Run, name: str, columns: Iterable[str]) -> None:
+    missing = [c for c in columns if c not in df.columns and c not in _OPTIONAL]
+    if missing:
+        raise RunDirError(f"{run.path / name}: missing column(s) {', '.join(missing)}")
+
+
+def _load_contract_run(run: Run, *, full_check: bool) -> dict[str, pd.DataFrame]:
+    frames: dict[str, pd.DataFrame] = {}
+    for key, (name, columns) in _TABLES.items():
+        df = read_table(run, name)
+        if df is None:
+            raise RunDirError(f"{run.path}: no {name} (not an escape-room run, or it wrote no game yet)")
+        _check_columns(df, run, name, columns)
+        df["source"] = "trustsim"
+        for col in ("partner_slot", "agent"):
+            if col not in df.columns:
+                df[col] = run.cell.get(col, "")
+        frames[key] = df
+    keep = _complete_games_before_damage(run, full_check=full_check)
+    if keep is not None:
+        for key, df in frames.items():
+            pairs = list(zip(df["session"].astype(int), df["game"].astype(int), strict=True))
+            frames[key] = df[[p in keep for p in pairs]]
+    return frames
+
+
+def _finalise(frames: list[pd.DataFrame], columns: tuple[str, ...]) -> pd.DataFrame:
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame(columns=list(columns))
+    df = pd.concat(frames, ignore_index=True)
+    for col in columns:
+        if col not in df.columns:
+            df[col] = pd.NA
+    extra = [c for c in df.columns if c not in columns]
+    df = df[[*columns, *extra]]
+    for col in _BOOL_COLUMNS:
+        if col in df.columns:
+            df[col] = df[col].map(_to_bool).astype(bool)
+    for col in CELL_KEYS:
+        df[col] = df[col].fillna("").astype(str)
+    return df
+
+
+def _to_bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in {"true", "1", "yes"}
+    if value is None or (isinstance(value, float) and value != value):
+        return False
+    return bool(value)
+
+
+def load_trust_data(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    include_incomplete: bool = False,
+    check_events: bool = False,
+    progress: bool = False,
+) -> TrustData:
+    """Load escape-room runs from run/sweep directories and reference-study log directories.
+
+    Args:
+        paths: Any mix of run directories, sweep directories and reference log folders.
+        include_incomplete: Keep ``running``/``failed`` runs (excluded and reported by default).
+        check_events: Parse every line of each ``events.jsonl`` (default: only the last line is checked;
+            a damaged file is always read in full up to the damage).
+        progress: Show a progress bar while reading.
+
+    Raises:
+        RunDirError: When a path does not exist or holds neither run directories nor reference logs.
+    """
+    from tqdm.auto import tqdm
+
+    contract: list[Run] = []
+    reference: list[Path] = []
+    excluded: list[tuple[str, str]] = []
+    for root in paths:
+        root_path = Path(root)
+        run_dirs = find_run_dirs(root_path)
+        ref_dirs = find_reference_runs(root_path)
+        if not run_dirs and not ref_dirs:
+            raise RunDirError(
+                f"{root_path}: no run directories (manifest.json) or reference logs "
+                "(experiment_settings.json + game_*.json) found"
+            )
+        found = discover_runs(run_dirs, include_incomplete=include_incomplete, game="escape_room")
+        contract.extend(found.runs)
+        excluded.extend((str(p), why) for p, why in found.excluded)
+        reference.extend(ref_dirs)
+
+    dec, gam, agg, runs = [], [], [], []
+    problems: list[str] = []
+    items: list[Run | Path] = [*contract, *sorted(set(reference))]
+    for item in tqdm(items, desc="loading runs", unit="run", disable=not progress, leave=False):
+        try:
+            if isinstance(item, Run):
+                frames = _load_contract_run(item, full_check=check_events)
+                dec.append(frames["decisions"])
+                gam.append(frames["games"])
+                agg.append(frames["agent_games"])
+                cell = {k: str(item.cell.get(k, "")) for k in CELL_KEYS}
+                first = frames["games"].iloc[0] if len(frames["games"]) else None
+                for k in CELL_KEYS:
+                    if first is not None and k in frames["games"].columns:
+                        cell[k] = str(first[k])
+                runs.append(
+                    {
+                        "source": "trustsim",
+                        "run_id": item.run_id,
+                        "path": str(item.path),
+                        **cell,
+                        "sessions": int(frames["games"]["session"].nunique()) if first is not None else 0,
+                        "games": len(frames["games"]),
+                        "config_key": _config_key(item.manifest),
+                        "status": item.status,
+                    }
+                )
+            else:
+                imported = import_reference_run(item)
+                dec.append(pd.DataFrame(imported.decisions))
+                gam.append(pd.DataFrame(imported.games))
+                agg.append(pd.DataFrame(imported.agent_games))
+                runs.append(imported.run)
+        except (RunDirError, ReferenceLogError) as exc:
+            path = item.path if isinstance(item, Run) else item
+            excluded.append((str(path), str(exc)))
+            log.warning("excluded %s: %s", path, exc)
+    data = TrustData(
+        decisions=_finalise(dec, DECISION_COLUMNS),
+        games=_finalise(gam, GAME_COLUMNS),
+        agent_games=_finalise(agg, AGENT_GAME_COLUMNS),
+        runs=pd.DataFrame(runs, columns=list(RUN_COLUMNS)),
+        excluded=excluded,
+        problems=problems,
+    )
+    data.problems.extend(mixed_configuration_problems(data.runs))
+    if data.games.empty:
+        raise RunDirError(
+            "no escape-room games to analyse"
+            + (f" ({len(excluded)} run(s) excluded: see the messages above)" if excluded else "")
+        )
+    return data
+
+
+def mixed_configurations(runs: pd.DataFrame) -> pd.DataFrame:
+    """Cells whose runs differ in configuration (beyond seeds), with the configuration variants."""
+    if runs.empty:
+        return pd.DataFrame(columns=[*CELL_KEYS, "variants", "runs"])
+    rows = []
+    for keys, grp in runs.groupby(list(CELL_KEYS), sort=True):
+        variants = grp.groupby("config_key")
+        if variants.ngroups > 1:
+            desc = "; ".join(f"{k}: {len(g)} run(s) of {sorted(set(g['games']))} games" for k, g in variants)
+            rows.append({**dict(zip(CELL_KEYS, keys, strict=True)), "variants": desc, "runs": len(grp)})
+    return pd.DataFrame(rows, columns=[*CELL_KEYS, "variants", "runs"])
+
+
+def mixed_configuration_problems(runs: pd.DataFrame) -> list[str]:
+    """Human-readable warnings for :func:`mixed_configurations`."""
+    out = []
+    for row in mixed_configurations(runs).itertuples(index=False):
+        out.append(
+            f"mixed configurations in cell model={row.model} schedule={row.schedule} memory={row.memory}: "
+            f"{row.variants}"
+        )
+    return out

@@ -1,0 +1,361 @@
+"""Per-cell trust measures with cluster-bootstrap intervals and anchor-relative deltas.
+
+A cell is one combination of :data:`~analysis.trust.schema.CELL_KEYS`. Only the agents under test (not the
+scripted partner) are counted. The resampling cluster is the game in memoryless cells and the run
+(``run_id`` × ``session``) in cells with memory. Each cell is resampled independently, from a generator
+seeded by (seed, cell keys), so results do not depend on which other cells were loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from analysis.stats import MIN_CLUSTERS, Interval, percentile_interval, resample_weights
+from analysis.trust.loader import TrustData
+from analysis.trust.published import published_anchor
+from analysis.trust.schedules import schedule_sort_key
+from analysis.trust.schema import CELL_KEYS
+
+AnchorMode = Literal["auto", "data", "published", "none"]
+
+# measure name -> (numerator column, denominator column, subset); subsets: dc = D-correct, dw = D-wrong.
+GAME_MEASURES: dict[str, tuple[str, str, str]] = {
+    "volume": ("verifications", "one", "dc"),
+    "partner_share": ("partner_verifications", "verifications", "dc"),
+    "volume_dwrong": ("verifications", "one", "dw"),
+    "partner_share_dwrong": ("partner_verifications", "verifications", "dw"),
+    "protective_per_game": ("protective_verifications", "one", "dc"),
+    "volunteers_per_game": ("volunteers", "one", "all"),
+    "rounds_per_game": ("rounds", "one", "all"),
+    "escape_rate": ("escaped", "one", "all"),
+}
+AGENT_MEASURES: dict[str, tuple[str, str]] = {
+    "survival": ("survived", "one"),
+    "coins_per_agent_game": ("score", "one"),
+    "death_share_wrong_password": ("death_wrong_password", "died"),
+    "death_share_no_volunteer": ("death_no_volunteer", "died"),
+}
+MEASURE_LABELS: dict[str, str] = {
+    "volume": "verifications/game (D correct)",
+    "partner_share": "partner share (D correct)",
+    "volume_dwrong": "verifications/game (D wrong)",
+    "partner_share_dwrong": "partner share (D wrong)",
+    "protective_per_game": "protective verifications/game (D correct)",
+    "volunteers_per_game": "volunteers/game",
+    "rounds_per_game": "rounds/game",
+    "escape_rate": "escape rate",
+    "survival": "survival (agent-games)",
+    "coins_per_agent_game": "coins per agent-game",
+    "death_share_wrong_password": "deaths by wrong password (share)",
+    "death_share_no_volunteer": "deaths by no volunteer (share)",
+}
+_SUBSET_NAMES = {"dc": "D-correct games", "dw": "D-wrong games", "all": "games"}
+
+
+@dataclass
+class CellResult:
+    """Measures of one cell: intervals, plus the bootstrap samples deltas are built from."""
+
+    keys: dict[str, str]
+    n_runs: int
+    n_games: int
+    n_games_dcorrect: int
+    n_games_dwrong: int
+    n_clusters: int
+    cluster_unit: str
+    measures: dict[str, Interval] = field(default_factory=dict)
+    samples: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """``model / schedule / memory`` text."""
+        return f"{self.keys['model']} / {self.keys['schedule']} / {self.keys['memory']}"
+
+
+@dataclass
+class Delta:
+    """An anchor-relative delta of one cell."""
+
+    keys: dict[str, str]
+    measure: str
+    anchor_source: str
+    interval: Interval
+
+
+def cell_seed(seed: int, keys: dict[str, str], salt: str = "") -> np.random.Generator:
+    """A generator seeded by (seed, cell keys, salt): independent streams per cell, order-free."""
+    text = "|".join([str(seed), salt, *(f"{k}={keys.get(k, '')}" for k in CELL_KEYS)])
+    digest = hashlib.sha256(text.encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+def cluster_ids(frame: pd.DataFrame, memoryless: bool) -> pd.Series:
+    """The resampling cluster of each row: game when memoryless, run (run_id × session) otherwise."""
+    base = frame["run_id"].astype(str) + "#" + frame["session"].astype(str)
+    return base + "#" + frame["game"].astype(str) if memoryless else base
+
+
+def _ratio_block(
+    sums: pd.DataFrame, pairs: Sequence[tuple[str, str, str]], weights: np.ndarray | None, level: float
+) -> tuple[dict[str, Interval], dict[str, np.ndarray]]:
+    """Intervals for several ratios sharing the cluster sums ``sums`` and one weight matrix."""
+    out: dict[str, Interval] = {}
+    samples: dict[str, np.ndarray] = {}
+    n = len(sums)
+    if n and weights is not None:
+        cols = sorted({c for _, a, b in pairs for c in (a, b)})
+        boot = weights @ sums[cols].to_numpy(dtype=float)  # (R, k): every resampled total at once
+        col_index = {c: i for i, c in enumerate(cols)}
+    for name, num, den in pairs:
+        top = float(sums[num].sum()) if n else 0.0
+        bottom = float(sums[den].sum()) if n else 0.0
+        if n == 0:
+            out[name] = Interval(math.nan, math.nan, math.nan, 0, "no games in this subset")
+            continue
+        if bottom == 0:
+            out[name] = Interval(math.nan, math.nan, math.nan, n, f"{den} total is 0 (nothing to divide)")
+            continue
+        est = top / bottom
+        if weights is None:
+            note = f"{n} cluster{'s' if n != 1 else ''} (< {MIN_CLUSTERS}); no interval"
+            out[name] = Interval(est, math.nan, math.nan, n, note)
+            continue
+        t, b = boot[:, col_index[num]], boot[:, col_index[den]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = np.where(b != 0, t / np.where(b != 0, b, 1.0), np.nan)
+        low, high = percentile_interval(s, level)
+        out[name] = Interval(est, low, high, n)
+        samples[name] = s
+    return out, samples
+
+
+def _games_frame(data: TrustData) -> pd.DataFrame:
+    g = data.games.copy()
+    g["one"] = 1.0
+    g["escaped"] = g["escaped"].astype(float)
+    return g
+
+
+def _agents_frame(data: TrustData) -> pd.DataFrame:
+    a = data.agent_games[~data.agent_games["is_partner"]].copy()
+    a["one"] = 1.0
+    a["survived"] = a["survived"].astype(float)
+    a["died"] = (a["survived"] == 0).astype(float)
+    cause = a["death_cause"].fillna("").astype(str)
+    a["death_wrong_password"] = (cause == "wrong_password").astype(float)
+    a["death_no_volunteer"] = (cause == "no_volunteer").astype(float)
+    a["score"] = pd.to_numeric(a["score"], errors="raise").astype(float)
+    return a
+
+
+def compute_cells(
+    data: TrustData, *, n_resamples: int = 5000, seed: int = 0, level: float = 0.95
+) -> list[CellResult]:
+    """All measures of every cell in ``data``, sorted by model then schedule."""
+    games = _games_frame(data)
+    agents = _agents_frame(data)
+    agent_groups = dict(iter(agents.groupby(list(CELL_KEYS), sort=False)))
+    results: list[CellResult] = []
+    for key_values, g in games.groupby(list(CELL_KEYS), sort=False):
+        keys = dict(zip(CELL_KEYS, (str(v) for v in key_values), strict=True))
+        memoryless = keys["memory"] == "none"
+        g = g.assign(cluster=cluster_ids(g, memoryless))
+        a = agent_groups.get(key_values, agents.iloc[0:0])
+        a = a.assign(cluster=cluster_ids(a, memoryless))
+        rng = cell_seed(seed, keys)
+        res = CellResult(
+            keys=keys,
+            n_runs=int((g["run_id"].astype(str) + "#" + g["session"].astype(str)).nunique()),
+            n_games=len(g),
+            n_games_dcorrect=int(g["d_correct"].sum()),
+            n_games_dwrong=int((~g["d_correct"]).sum()),
+            n_clusters=int(g["cluster"].nunique()),
+            cluster_unit="game" if memoryless else "run",
+        )
+        subsets = {"dc": g[g["d_correct"]], "dw": g[~g["d_correct"]], "all": g}
+        for subset, frame in subsets.items():
+            pairs = [(m, num, den) for m, (num, den, s) in GAME_MEASURES.items() if s == subset]
+            sums = frame.groupby("cluster", sort=True)[["verifications", "partner_verifications",
+                                                         "protective_verifications", "volunteers",
+                                                         "rounds", "escaped", "one"]].sum()  # fmt: skip
+            weights = resample_weights(len(sums), n_resamples, rng) if len(sums) >= MIN_CLUSTERS else None
+            intervals, samples = _ratio_block(sums, pairs, weights, level)
+            for name, iv in intervals.items():
+                if not iv.note or iv.has_interval:
+                    res.measures[name] = iv
+                else:
+                    res.measures[name] = Interval(
+                        iv.estimate, iv.low, iv.high, iv.n_clusters, f"{_SUBSET_NAMES[subset]}: {iv.note}"
+                    )
+            res.samples.update(samples)
+        cols = sorted({c for pair in AGENT_MEASURES.values() for c in pair})
+        asums = a.groupby("cluster", sort=True)[cols].sum()
+        weights = resample_weights(len(asums), n_resamples, rng) if len(asums) >= MIN_CLUSTERS else None
+        pairs = [(m, num, den) for m, (num, den) in AGENT_MEASURES.items()]
+        intervals, samples = _ratio_block(asums, pairs, weights, level)
+        res.measures.update(intervals)
+        res.samples.update(samples)
+        results.append(res)
+    results.sort(key=lambda r: (r.keys["model"], schedule_sort_key(r.keys["schedule"]), r.keys["memory"]))
+    return results
+
+
+@dataclass
+class AnchorCell:
+    """The anchor a delta is taken against: a data cell's samples, or a published point value."""
+
+    source: str
+    volume: Interval
+    partner_share: Interval
+    samples: dict[str, np.ndarray]
+
+
+def anchor_cells(
+    data: TrustData,
+    cells: list[CellResult],
+    *,
+    mode: AnchorMode = "auto",
+    n_resamples: int = 5000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[tuple[str, str, str], AnchorCell]:
+    """Anchor per (model, agent, partner slot): memoryless D-correct games from the data, pooled over
+    memoryless schedules (``data``), the study's published value (``published``), or data when present
+    else published (``auto``)."""
+    out: dict[tuple[str, str, str], AnchorCell] = {}
+    models = sorted({(c.keys["model"], c.keys["agent"], c.keys["partner_slot"]) for c in cells})
+    if mode == "none":
+        return out
+    g = _games_frame(data)
+    mem = g[(g["memory"] == "none") & g["d_correct"]]
+    for model, agent, slot in models:
+        sub = mem[(mem["model"] == model) & (mem["agent"] == agent) & (mem["partner_slot"] == slot)]
+        if mode in ("auto", "data") and len(sub):
+            keys = {"model": model, "schedule": "anchor(pooled)", "memory": "none", "partner_slot": slot,
+                    "agent": agent}  # fmt: skip
+            sums = (
+                sub.assign(cluster=cluster_ids(sub, True))
+                .groupby("cluster")[["verifications", "partner_verifications", "one"]]
+                .sum()
+            )
+            rng = cell_seed(seed, keys, "anchor")
+            weights = resample_weights(len(sums), n_resamples, rng) if len(sums) >= MIN_CLUSTERS else None
+            pairs = [
+                ("volume", "verifications", "one"),
+                ("partner_share", "partner_verifications", "verifications"),
+            ]
+            ivs, samples = _ratio_block(sums, pairs, weights, level)
+            schedules = ", ".join(sorted(set(sub["schedule"])))
+            out[(model, agent, slot)] = AnchorCell(
+                f"data: memoryless D-correct games ({schedules}; {len(sub)} games)",
+                ivs["volume"],
+                ivs["partner_share"],
+                samples,
+            )
+        elif mode in ("auto", "published") and (pub := published_anchor(model)) is not None:
+            note = "published point value (no interval)"
+            out[(model, agent, slot)] = AnchorCell(
+                f"published ({pub.model}, Chen 2026)",
+                Interval(pub.volume, math.nan, math.nan, 0, note),
+                Interval(pub.partner_share, math.nan, math.nan, 0, note),
+                {},
+            )
+    return out
+
+
+def compute_deltas(
+    cells: list[CellResult], anchors: dict[tuple[str, str, str], AnchorCell], level: float = 0.95
+) -> list[Delta]:
+    """Δtrust (volume − anchor volume) and Δtarget (partner share − anchor share) for every cell with
+    memory; the cell and the anchor were resampled independently, so their sample vectors subtract."""
+    out: list[Delta] = []
+    for cell in cells:
+        if cell.keys["memory"] == "none":
+            continue
+        anchor = anchors.get((cell.keys["model"], cell.keys["agent"], cell.keys["partner_slot"]))
+        for delta_name, measure in (("delta_trust", "volume"), ("delta_target", "partner_share")):
+            iv = cell.measures[measure]
+            if anchor is None:
+                out.append(Delta(cell.keys, delta_name, "none",
+                                 Interval(math.nan, math.nan, math.nan, iv.n_clusters,
+                                          "no anchor for this model (no memoryless D-correct games)")))  # fmt: skip
+                continue
+            a_iv: Interval = getattr(anchor, measure)
+            if math.isnan(iv.estimate) or math.isnan(a_iv.estimate):
+                why = iv.note if math.isnan(iv.estimate) else f"anchor: {a_iv.note}"
+                out.append(Delta(cell.keys, delta_name, anchor.source,
+                                 Interval(math.nan, math.nan, math.nan, iv.n_clusters, why)))  # fmt: skip
+                continue
+            est = iv.estimate - a_iv.estimate
+            cs = cell.samples.get(measure)
+            if cs is None:
+                interval = Interval(est, math.nan, math.nan, iv.n_clusters, iv.note or "cell has no interval")
+            elif measure in anchor.samples:
+                low, high = percentile_interval(cs - anchor.samples[measure], level)
+                interval = Interval(est, low, high, min(iv.n_clusters, a_iv.n_clusters))
+            elif anchor.samples or a_iv.n_clusters:
+                interval = Interval(est, math.nan, math.nan, iv.n_clusters, f"anchor: {a_iv.note}")
+            else:  # published point anchor: only the cell's uncertainty
+                low, high = percentile_interval(cs - a_iv.estimate, level)
+                interval = Interval(est, low, high, iv.n_clusters, "anchor is a published point value")
+            out.append(Delta(cell.keys, delta_name, anchor.source, interval))
+    return out
+
+
+def per_game_curves(
+    data: TrustData, *, n_resamples: int = 5000, seed: int = 0, level: float = 0.95
+) -> pd.DataFrame:
+    """Volume and partner share by game index per cell (cluster = run at a fixed game index)."""
+    g = _games_frame(data)
+    rows = []
+    for key_values, cg in g.groupby([*CELL_KEYS, "game"], sort=True):
+        keys = dict(zip([*CELL_KEYS, "game"], (str(v) for v in key_values), strict=True))
+        memoryless = keys["memory"] == "none"
+        sums = (
+            cg.assign(cluster=cluster_ids(cg, memoryless))
+            .groupby("cluster")[["verifications", "partner_verifications", "one"]]
+            .sum()
+        )
+        rng = cell_seed(seed, keys, f"game{keys['game']}")
+        weights = resample_weights(len(sums), n_resamples, rng) if len(sums) >= MIN_CLUSTERS else None
+        pairs = [
+            ("volume", "verifications", "one"),
+            ("partner_share", "partner_verifications", "verifications"),
+        ]
+        ivs, _ = _ratio_block(sums, pairs, weights, level)
+        dc = cg["d_correct"]
+        rows.append(
+            {
+                **{k: keys[k] for k in CELL_KEYS},
+                "game": int(keys["game"]),
+                "games": len(cg),
+                "d_correct_share": float(dc.mean()),
+                "verifications": int(cg["verifications"].sum()),
+                "partner_verifications": int(cg["partner_verifications"].sum()),
+                **{f"{m}{suffix}": getattr(iv, attr) for m, iv in ivs.items()
+                   for suffix, attr in (("", "estimate"), ("_low", "low"), ("_high", "high"), ("_note", "note"))},
+            }
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def verification_by_round(data: TrustData, memory: str = "none") -> pd.DataFrame:
+    """Verifications per game by (model, round, target puzzle) over D-correct games of ``memory`` cells."""
+    d = data.decisions
+    sel = d[(d["memory"] == memory) & d["d_correct"] & ~d["is_partner"] & (d["resolved_action"] == "verify")]
+    games = data.games[(data.games["memory"] == memory) & data.games["d_correct"]]
+    n_games = games.groupby("model").size()
+    if sel.empty:
+        return pd.DataFrame(columns=["model", "round", "target", "verifications", "games", "per_game"])
+    out = sel.groupby(["model", "round", "target"]).size().rename("verifications").reset_index()
+    out["target"] = out["target"].astype(int)
+    out["games"] = out["model"].map(n_games).astype(int)
+    out["per_game"] = out["verifications"] / out["games"]
+    return out

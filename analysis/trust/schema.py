@@ -1,0 +1,27 @@
+"""Column sets of the tidy trust tables (shared by the run-directory loader and the log importer)."""
+
+from __future__ import annotations
+
+CELL_KEYS = ("model", "schedule", "memory", "partner_slot", "agent")
+"""Keys identifying an experimental cell (a cell = model × schedule × memory [× partner slot, agent])."""
+
+DECISION_COLUMNS = (
+    "source", "run_id", "session", "game", "round", "seat", "is_partner", *CELL_KEYS,
+    "d_correct", "partner_puzzle", "own_puzzle", "action", "target", "valid", "invalid_reason",
+    "resolved_action", "verify_partner",
+)  # fmt: skip
+
+GAME_COLUMNS = (
+    "source", "run_id", "session", "game", *CELL_KEYS, "seed", "d_correct", "partner_puzzle",
+    "outcome", "escaped", "rounds", "escape_round", "verifications", "partner_verifications",
+    "protective_verifications", "volunteers", "deaths_wrong_password", "deaths_no_volunteer",
+    "survivors", "invalid",
+)  # fmt: skip
+
+AGENT_GAME_COLUMNS = (
+    "source", "run_id", "session", "game", "seat", "is_partner", *CELL_KEYS, "d_correct", "survived",
+    "death_cause", "death_round", "rounds_alive", "coins", "score", "verifications",
+)  # fmt: skip
+
+RUN_COLUMNS = ("source", "run_id", "path", *CELL_KEYS, "sessions", "games", "config_key", "status")
+"""One row per run: where it came from and the configuration fingerprint used to spot mixed cells."""
