@@ -1,0 +1,78 @@
+"""Read ``predictions.csv`` from run directories into one validated table."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from analysis.rundirs import Discovery, RunDirError, discover_runs, read_tables
+
+PREDICTIONS = "predictions.csv"
+REQUIRED = ("run_id", "game_type", "cluster", "model", "p", "outcome", "source")
+OPTIONAL = ("agent", "memory", "schedule", "subject", "subject_kind", "game", "round", "p_exact", "item")
+
+
+def load_predictions(
+    paths: Iterable[str | os.PathLike[str]], *, include_incomplete: bool = False
+) -> tuple[pd.DataFrame, Discovery]:
+    """All prediction rows under the given run/sweep directories.
+
+    The returned frame has every contract column (missing optional ones are added empty), ``p`` and
+    ``p_exact`` as floats (NaN = missing), ``outcome`` as 0/1 floats, and ``cluster_key`` =
+    ``run_id/cluster`` so clusters of different runs never merge.
+
+    Raises:
+        RunDirError: when no run holds a predictions.csv, a required column is absent, or a value is invalid
+            (out-of-range p, outcome not 0/1) — the message names the file column and the bad value.
+    """
+    found = discover_runs(paths, include_incomplete=include_incomplete)
+    if not found.runs:
+        why = found.report() or "no manifest.json found"
+        raise RunDirError(f"no run directories to analyse ({why})")
+    df = read_tables(found.runs, PREDICTIONS, cell_keys=False)
+    if df.empty:
+        raise RunDirError(f"none of the {len(found.runs)} run(s) has a non-empty {PREDICTIONS}")
+    missing = [c for c in REQUIRED if c not in df.columns]
+    if missing:
+        raise RunDirError(f"{PREDICTIONS} lacks required column(s) {missing}")
+    for col in OPTIONAL:
+        if col not in df.columns:
+            df[col] = np.nan
+    df["p"] = _numeric(df["p"], "p")
+    df["p_exact"] = _numeric(df["p_exact"], "p_exact")
+    for col in ("p", "p_exact"):
+        bad = df[col].notna() & ((df[col] < 0) | (df[col] > 1))
+        if bad.any():
+            row = df.loc[bad].iloc[0]
+            raise RunDirError(f"{PREDICTIONS} of run {row['run_id']}: {col}={row[col]} outside [0, 1]")
+    outcome = pd.to_numeric(df["outcome"], errors="coerce")
+    bad = ~outcome.isin([0, 1])
+    if bad.any():
+        row = df.loc[bad].iloc[0]
+        raise RunDirError(f"{PREDICTIONS} of run {row['run_id']}: outcome={row['outcome']!r} is not 0 or 1")
+    df["outcome"] = outcome.astype(float)
+    for col in (
+        "run_id",
+        "game_type",
+        "cluster",
+        "model",
+        "source",
+        "agent",
+        "memory",
+        "schedule",
+        "subject",
+    ):
+        df[col] = df[col].astype("string").fillna("")
+    df["cluster_key"] = df["run_id"] + "/" + df["cluster"]
+    return df, found
+
+
+def _numeric(col: pd.Series, name: str) -> pd.Series:
+    num = pd.to_numeric(col, errors="coerce")
+    junk = num.isna() & col.notna() & (col.astype("string").str.strip() != "")
+    if junk.any():
+        raise RunDirError(f"{PREDICTIONS}: column {name} has non-numeric value {col[junk].iloc[0]!r}")
+    return num.astype(float)

@@ -1,0 +1,184 @@
+"""Build the calibration report directory: CSV tables, figures and report.md."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.calibration import figures
+from analysis.calibration.tables import BASE_KEYS, BREAKDOWNS, Settings, measure_table, reliability_table
+
+
+def _fmt(row: pd.Series, name: str, digits: int = 3) -> str:
+    est = row.get(name, math.nan)
+    if est is None or (isinstance(est, float) and math.isnan(est)):
+        return "n/a"
+    lo, hi = row.get(f"{name}_low", math.nan), row.get(f"{name}_high", math.nan)
+    if isinstance(lo, float) and (math.isnan(lo) or math.isnan(hi)):
+        return f"{est:.{digits}f}"
+    return f"{est:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: str = "") -> dict[str, Path]:
+    """Write every table and figure for the prediction rows ``df`` into ``out_dir``.
+
+    Returns:
+        Mapping of artefact name → path.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    summary = measure_table(df, BASE_KEYS, settings, recalibrate=True)
+    written["summary"] = out_dir / "summary.csv"
+    summary.to_csv(written["summary"], index=False)
+    breakdowns: dict[str, pd.DataFrame] = {}
+    for name, col in BREAKDOWNS.items():
+        vals = df[col].astype("string").fillna("")
+        if not (vals != "").any():
+            continue
+        sub = df.assign(**{col: vals})
+        table = measure_table(sub, [*BASE_KEYS, col], settings)
+        breakdowns[name] = table
+        written[f"by_{name}"] = out_dir / f"by_{name}.csv"
+        table.to_csv(written[f"by_{name}"], index=False)
+    bins = reliability_table(df, settings)
+    written["reliability"] = out_dir / "reliability.csv"
+    bins.to_csv(written["reliability"], index=False)
+    if not bins.empty:
+        for strategy in ("width", "mass"):
+            for i, path in enumerate(figures.reliability_diagram(bins, out_dir, strategy)):
+                written[f"reliability_{strategy}_{i}"] = path
+    evm = figures.expected_vs_met(summary, out_dir)
+    if evm is not None:
+        written["expected_vs_met"] = evm
+    written["report"] = out_dir / "report.md"
+    written["report"].write_text(
+        _markdown(summary, breakdowns, settings, written, excluded), encoding="utf-8"
+    )
+    return written
+
+
+def _markdown(
+    summary: pd.DataFrame,
+    breakdowns: dict[str, pd.DataFrame],
+    settings: Settings,
+    written: dict[str, Path],
+    excluded: str,
+) -> str:
+    pct = round(settings.level * 100)
+    parts = [
+        "# Calibration report",
+        "",
+        f"Intervals: {pct}% percentile cluster bootstrap ({settings.n_resamples} resamples, cluster = run "
+        f"session or arena match, seed {settings.seed}). ECE with {settings.n_bins} bins. Recalibrated "
+        f"Brier scores are cross-fitted ({settings.n_folds} folds of whole clusters, out-of-fold). "
+        "`bias` = mean stated p − observed frequency (> 0 over-confident that the event happens, < 0 under-). "
+        "Missing confidences are counted, never scored. Native and extracted confidence are separate sources.",
+        "",
+        "## Summary",
+        "",
+    ]
+    rows = []
+    for _, r in summary.iterrows():
+        rows.append(
+            [
+                str(r["source"]),
+                str(r["game_type"]),
+                str(r["model"]),
+                f"{int(r['n'])}",
+                f"{int(r['missing'])}",
+                f"{int(r['clusters'])}",
+                _fmt(r, "brier"),
+                _fmt(r, "log_loss"),
+                _fmt(r, "ece_width"),
+                _fmt(r, "ece_mass"),
+                _fmt(r, "bias"),
+            ]
+        )
+    header = ["source", "game", "model", "n", "missing", "clusters", "Brier", "log loss", "ECE (width)"]
+    parts.append(_md_table([*header, "ECE (mass)", "bias"], rows))
+    parts += ["", "## Murphy decomposition and recalibration", ""]
+    rows = []
+    for _, r in summary.iterrows():
+        if int(r["n"]) == 0:
+            continue
+        rows.append(
+            [
+                str(r["source"]),
+                str(r["game_type"]),
+                str(r["model"]),
+                _fmt(r, "reliability"),
+                _fmt(r, "resolution"),
+                _fmt(r, "uncertainty"),
+                _fmt(r, "brier"),
+                _fmt(r, "brier_platt"),
+                _fmt(r, "brier_isotonic"),
+            ]
+        )
+    parts.append(
+        _md_table(
+            [
+                "source",
+                "game",
+                "model",
+                "reliability",
+                "resolution",
+                "uncertainty",
+                "Brier",
+                "Platt",
+                "isotonic",
+            ],
+            rows,
+        )
+    )
+    if "n_exact" in summary and (summary["n_exact"] > 0).any():
+        parts += ["", "## Against the exact (noise-free) probability", ""]
+        rows = [
+            [
+                str(r["source"]),
+                str(r["game_type"]),
+                str(r["model"]),
+                str(int(r["n_exact"])),
+                f"{r['mse_exact']:.4f}",
+                f"{r['bias_exact']:+.4f}",
+            ]
+            for _, r in summary.iterrows()
+            if r.get("n_exact", 0) > 0
+        ]
+        parts.append(_md_table(["source", "game", "model", "n", "MSE vs exact", "bias vs exact"], rows))
+    for name in ("subject", "schedule", "agent", "memory"):
+        if name not in breakdowns:
+            continue
+        parts += ["", f"## By {name}", ""]
+        rows = [
+            [
+                str(r["source"]),
+                str(r["game_type"]),
+                str(r["model"]),
+                str(r[BREAKDOWNS[name]]),
+                f"{int(r['n'])}",
+                _fmt(r, "brier"),
+                _fmt(r, "bias"),
+            ]
+            for _, r in breakdowns[name].iterrows()
+        ]
+        parts.append(_md_table(["source", "game", "model", name, "n", "Brier", "bias"], rows))
+    notes = [
+        f"- {r['source']} / {r['game_type']} / {r['model']}: {r['note']}"
+        for _, r in summary.iterrows()
+        if r.get("note")
+    ]
+    if notes:
+        parts += ["", "## Notes", "", *notes]
+    parts += ["", "## Files", ""]
+    parts += [f"- `{p.name}`" for k, p in written.items() if k != "report"]
+    if excluded:
+        parts += ["", "## Excluded runs", "", "```", excluded, "```"]
+    return "\n".join(parts) + "\n"
