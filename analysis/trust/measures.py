@@ -260,7 +260,7 @@ def anchor_cells(
                 samples,
             )
         elif mode in ("auto", "published") and (pub := published_anchor(model)) is not None:
-            note = "published point value (no interval)"
+            note = "published point value"
             out[(model, agent, slot)] = AnchorCell(
                 f"published ({pub.model}, Chen 2026)",
                 Interval(pub.volume, math.nan, math.nan, 0, note),

@@ -1,0 +1,82 @@
+"""``python -m analysis trust DIR... --out REPORT_DIR``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from analysis.rundirs import RunDirError
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the ``trust`` subcommand."""
+    p = subparsers.add_parser(
+        "trust",
+        help="escape-room trust dynamics: tables, figures, report",
+        description=(
+            "Analyse escape-room runs: run directories, sweep directories and/or directories of the "
+            "reference study's logs (detected by experiment_settings.json + game_*.json)."
+        ),
+    )
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="run, sweep or reference-log directory")
+    p.add_argument(
+        "--out", required=True, metavar="REPORT_DIR", help="where tables, figures and report.md go"
+    )
+    p.add_argument(
+        "--anchor",
+        choices=("auto", "data", "published", "none"),
+        default="auto",
+        help="anchor source for deltas: data (memoryless D-correct games of the same model), published "
+        "(the study's point values), auto (data when present, else published; default), none",
+    )
+    p.add_argument("--include-incomplete", action="store_true", help="keep running/failed runs")
+    p.add_argument("--check-events", action="store_true", help="parse every line of every events.jsonl")
+    p.add_argument("--resamples", type=int, default=5000, help="bootstrap resamples (default 5000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--no-figures", action="store_true", help="skip figures")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute the trust analysis; returns the exit code."""
+    from analysis.trust.pipeline import analyse, write_outputs
+
+    if args.resamples < 1:
+        print("error: --resamples must be >= 1", file=sys.stderr)
+        return 2
+    if not 0 < args.level < 1:
+        print("error: --level must be in (0, 1)", file=sys.stderr)
+        return 2
+
+    def say(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    t0 = time.perf_counter()
+    say(f"loading {len(args.dirs)} path(s) ...")
+    try:
+        result = analyse(
+            args.dirs,
+            anchor=args.anchor,
+            include_incomplete=args.include_incomplete,
+            check_events=args.check_events,
+            n_resamples=args.resamples,
+            seed=args.seed,
+            level=args.level,
+            progress=not args.quiet,
+        )
+    except RunDirError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for path, why in result.data.excluded:
+        say(f"excluded {path}: {why}")
+    for w in result.warnings:
+        say(f"warning: {w}")
+    say(f"{result.data.n_games} games in {len(result.cells)} cells; writing tables and figures ...")
+    report = write_outputs(result, args.out, figures_on=not args.no_figures)
+    say(f"wrote {report} in {time.perf_counter() - t0:.1f} s")
+    return 0

@@ -1,0 +1,203 @@
+"""Figures of the trust report (matplotlib, Agg backend; each saved as PNG and PDF).
+
+Every function returns the list of written base names, or an empty list with a reason when the data lack
+the cells the figure needs (the report says so instead of drawing an empty plot).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from analysis.trust.measures import CellResult, Delta
+from analysis.trust.schedules import MULTI_FAILURE, schedule_sort_key
+
+FigureResult = tuple[str | None, str]
+"""(base name written or None, caption or reason it was skipped)."""
+
+
+def _save(fig: plt.Figure, out_dir: Path, name: str) -> str:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out_dir / f"{name}.png", dpi=130)
+    fig.savefig(out_dir / f"{name}.pdf")
+    plt.close(fig)
+    return name
+
+
+def _grid(n: int, width: float = 4.2, height: float = 3.2) -> tuple[plt.Figure, np.ndarray]:
+    cols = min(3, max(1, n))
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return fig, axes.ravel()
+
+
+def verification_by_round(by_round: pd.DataFrame, out_dir: Path) -> FigureResult:
+    """Memoryless verifications per game by round, stacked by target puzzle, one panel per model."""
+    if by_round.empty:
+        return None, "no memoryless (memory=none) D-correct games with verifications in the data"
+    models = sorted(by_round["model"].unique())
+    puzzles = sorted(by_round["target"].unique())
+    fig, axes = _grid(len(models))
+    colours = plt.get_cmap("tab10")
+    for ax, model in zip(axes, models, strict=False):
+        sub = by_round[by_round["model"] == model].pivot_table(
+            index="round", columns="target", values="per_game", aggfunc="sum", fill_value=0.0
+        )
+        bottom = np.zeros(len(sub))
+        for p in puzzles:
+            vals = sub[p].to_numpy() if p in sub.columns else np.zeros(len(sub))
+            ax.bar(sub.index, vals, bottom=bottom, color=colours(p - 1), label=f"Q{p}")
+            bottom += vals
+        ax.set_title(model, fontsize=9)
+        ax.set_xlabel("round")
+        ax.set_ylabel("verifications / game")
+        ax.set_xticks(sub.index)
+    axes[0].legend(title="target", fontsize=7)
+    name = _save(fig, out_dir, "fig_verification_by_round")
+    return (
+        name,
+        "Memoryless cells: verifications per D-correct game by round, stacked by the verified puzzle.",
+    )
+
+
+def per_game_bars(curves: pd.DataFrame, out_dir: Path) -> FigureResult:
+    """Per-game verification bars (partner segment vs rest), smooth vs 1strike, one row per model."""
+    sel = curves[curves["schedule"].isin(["smooth", "1strike"]) & (curves["memory"] != "none")]
+    if sel.empty:
+        return None, "no smooth or 1strike cells with memory in the data"
+    models = sorted(sel["model"].unique())
+    fig, axes = plt.subplots(len(models), 2, figsize=(9, 2.6 * len(models)), squeeze=False, sharey="row")
+    for i, model in enumerate(models):
+        for j, schedule in enumerate(("smooth", "1strike")):
+            ax = axes[i, j]
+            sub = sel[(sel["model"] == model) & (sel["schedule"] == schedule)].sort_values("game")
+            if sub.empty:
+                ax.text(0.5, 0.5, "not run", ha="center", va="center", transform=ax.transAxes)
+                ax.set_axis_off()
+                continue
+            partner = sub["partner_verifications"] / sub["games"]
+            rest = (sub["verifications"] - sub["partner_verifications"]) / sub["games"]
+            ax.bar(sub["game"], partner, color="tab:red", label="partner's puzzle")
+            ax.bar(sub["game"], rest, bottom=partner, color="tab:gray", label="other puzzles")
+            for g in sub.loc[sub["d_correct_share"] < 1, "game"]:
+                ax.axvspan(g - 0.5, g + 0.5, color="gold", alpha=0.25, lw=0)
+            ax.set_title(f"{model} — {schedule}", fontsize=9)
+            ax.set_xlabel("game")
+            ax.set_ylabel("verifications / game")
+    axes[0, 0].legend(fontsize=7)
+    name = _save(fig, out_dir, "fig_per_game_bars")
+    return name, "Verifications per game by game index (partner's puzzle vs the rest); shaded = D-wrong game."
+
+
+def two_axis_scatter(deltas: list[Delta], out_dir: Path) -> FigureResult:
+    """Δtrust (smooth) vs Δtarget (1strike) per model, with interval whiskers."""
+    pts = []
+    models = sorted({(d.keys["model"], d.keys["memory"]) for d in deltas})
+    for model, memory in models:
+        dt = next((d for d in deltas if d.keys["model"] == model and d.keys["memory"] == memory
+                   and d.keys["schedule"] == "smooth" and d.measure == "delta_trust"), None)  # fmt: skip
+        dg = next((d for d in deltas if d.keys["model"] == model and d.keys["memory"] == memory
+                   and d.keys["schedule"] == "1strike" and d.measure == "delta_target"), None)  # fmt: skip
+        if dt and dg and not math.isnan(dt.interval.estimate) and not math.isnan(dg.interval.estimate):
+            pts.append((model, memory, dt.interval, dg.interval))
+    if not pts:
+        return None, "needs, for some model, a smooth and a 1strike cell and an anchor (data or published)"
+    fig, ax = plt.subplots(figsize=(6.2, 4.8))
+    for i, (model, memory, x, y) in enumerate(pts):
+        xerr = [[x.estimate - x.low], [x.high - x.estimate]] if x.has_interval else None
+        yerr = [[y.estimate - y.low], [y.high - y.estimate]] if y.has_interval else None
+        ax.errorbar(x.estimate, y.estimate, xerr=xerr, yerr=yerr, fmt="o", capsize=3, color=f"C{i % 10}",
+                    label=f"{model} ({memory})")  # fmt: skip
+    ax.axhline(0, color="k", lw=0.6)
+    ax.axvline(0, color="k", lw=0.6)
+    ax.set_xlabel("Δtrust = verif./game (smooth) − anchor   (← trust formed)")
+    ax.set_ylabel("Δtarget = partner share (1strike) − anchor   (↑ culprit targeted)")
+    ax.legend(fontsize=7)
+    name = _save(fig, out_dir, "fig_two_axis")
+    return name, "Trust formation vs culprit targeting per model, with 95% cluster-bootstrap whiskers."
+
+
+def recovery(curves: pd.DataFrame, out_dir: Path) -> FigureResult:
+    """Verifications per game by game index under multi-failure schedules; failure games shaded."""
+    schedules = [s for s in MULTI_FAILURE if s in set(curves["schedule"])]
+    schedules += sorted({s for s in curves["schedule"] if s.startswith("custom:")})
+    if not schedules:
+        return None, "no multi-failure schedule (2strike, 3strike, mid2strike, recur) in the data"
+    fig, axes = _grid(len(schedules))
+    for ax, schedule in zip(axes, schedules, strict=False):
+        sub = curves[curves["schedule"] == schedule]
+        fail = sorted(sub.loc[sub["d_correct_share"] < 1, "game"].unique())
+        for g in fail:
+            ax.axvspan(g - 0.5, g + 0.5, color="gold", alpha=0.3, lw=0)
+        for i, ((model, memory), m) in enumerate(sub.groupby(["model", "memory"], sort=True)):
+            m = m.sort_values("game")
+            ax.plot(m["game"], m["volume"], marker="o", ms=3, color=f"C{i % 10}", label=f"{model} ({memory})")
+            ok = m["volume_low"].notna()
+            ax.fill_between(m.loc[ok, "game"], m.loc[ok, "volume_low"], m.loc[ok, "volume_high"],
+                            color=f"C{i % 10}", alpha=0.15)  # fmt: skip
+        ax.set_title(schedule, fontsize=9)
+        ax.set_xlabel("game (shaded: D wrong)")
+        ax.set_ylabel("verifications / game")
+    axes[0].legend(fontsize=7)
+    name = _save(fig, out_dir, "fig_recovery")
+    return (
+        name,
+        "Recovery under multi-failure schedules: verifications per game with 95% bands; shaded = D wrong.",
+    )
+
+
+def survival(km: pd.DataFrame, out_dir: Path) -> FigureResult:
+    """Kaplan–Meier survival of agent-games over rounds per schedule, one panel per model."""
+    if km.empty:
+        return None, "no agent-games"
+    models = sorted(km["model"].unique())
+    fig, axes = _grid(len(models))
+    for ax, model in zip(axes, models, strict=False):
+        sub = km[km["model"] == model]
+        keys = sorted({(s, m) for s, m in zip(sub["schedule"], sub["memory"], strict=True)},
+                      key=lambda x: (schedule_sort_key(x[0]), x[1]))  # fmt: skip
+        for i, (schedule, memory) in enumerate(keys):
+            c = sub[(sub["schedule"] == schedule) & (sub["memory"] == memory)]
+            t = np.concatenate([[0], c["time"].to_numpy()])
+            s = np.concatenate([[1.0], c["survival"].to_numpy()])
+            ax.step(t, s, where="post", color=f"C{i % 10}", label=f"{schedule} ({memory})")
+            if c["low"].notna().all():
+                lo = np.concatenate([[1.0], c["low"].to_numpy()])
+                hi = np.concatenate([[1.0], c["high"].to_numpy()])
+                ax.fill_between(t, lo, hi, step="post", color=f"C{i % 10}", alpha=0.12)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(model, fontsize=9)
+        ax.set_xlabel("rounds survived")
+        ax.set_ylabel("P(alive)")
+        ax.legend(fontsize=6)
+    name = _save(fig, out_dir, "fig_survival")
+    return name, "Kaplan–Meier survival of the agents under test by round, with 95% cluster-bootstrap bands."
+
+
+def all_figures(
+    cells: list[CellResult],
+    deltas: list[Delta],
+    curves: pd.DataFrame,
+    by_round: pd.DataFrame,
+    km: pd.DataFrame,
+    out_dir: Path,
+) -> list[FigureResult]:
+    """Draw every figure; returns (name or None, caption or reason) per figure."""
+    del cells
+    return [
+        verification_by_round(by_round, out_dir),
+        per_game_bars(curves, out_dir),
+        two_axis_scatter(deltas, out_dir),
+        recovery(curves, out_dir),
+        survival(km, out_dir),
+    ]

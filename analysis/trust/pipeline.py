@@ -1,0 +1,125 @@
+"""The whole trust analysis: load, measure, tabulate, draw, report."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.rundirs import DataWarning
+from analysis.trust import figures, tables
+from analysis.trust.loader import TrustData, load_trust_data
+from analysis.trust.measures import (
+    AnchorCell,
+    AnchorMode,
+    CellResult,
+    Delta,
+    anchor_cells,
+    compute_cells,
+    compute_deltas,
+    per_game_curves,
+    verification_by_round,
+)
+from analysis.trust.survival import survival_curves
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrustAnalysis:
+    """Everything the report is made of."""
+
+    data: TrustData
+    cells: list[CellResult]
+    anchors: dict[tuple[str, str, str], AnchorCell]
+    deltas: list[Delta]
+    curves: pd.DataFrame
+    by_round: pd.DataFrame
+    km: pd.DataFrame
+    warnings: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def analyse(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    anchor: AnchorMode = "auto",
+    include_incomplete: bool = False,
+    check_events: bool = False,
+    n_resamples: int = 5000,
+    seed: int = 0,
+    level: float = 0.95,
+    progress: bool = False,
+) -> TrustAnalysis:
+    """Load the data and compute every measure, delta, curve and survival table."""
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataWarning)
+        data = load_trust_data(paths, include_incomplete=include_incomplete, check_events=check_events,
+                               progress=progress)  # fmt: skip
+    msgs = [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
+    for w in caught:
+        if not issubclass(w.category, DataWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for m in msgs:
+        log.warning("%s", m)
+    timings["load"] = time.perf_counter() - t0
+    t = time.perf_counter()
+    cells = compute_cells(data, n_resamples=n_resamples, seed=seed, level=level)
+    anchors = anchor_cells(data, cells, mode=anchor, n_resamples=n_resamples, seed=seed, level=level)
+    deltas = compute_deltas(cells, anchors, level=level)
+    timings["measures"] = time.perf_counter() - t
+    t = time.perf_counter()
+    curves = per_game_curves(data, n_resamples=n_resamples, seed=seed, level=level)
+    by_round = verification_by_round(data)
+    km = survival_curves(data, n_resamples=n_resamples, seed=seed, level=level)
+    timings["curves"] = time.perf_counter() - t
+    for c in cells:
+        if c.n_games_dcorrect == 0:
+            msgs.append(f"cell {c.label} has no D-correct games: its primary measures are n/a")
+        elif c.n_clusters < 3:
+            msgs.append(f"cell {c.label} has {c.n_clusters} {c.cluster_unit} cluster(s) (< 3): no intervals")
+    return TrustAnalysis(data, cells, anchors, deltas, curves, by_round, km, [*data.problems, *msgs], timings)
+
+
+def write_outputs(result: TrustAnalysis, out_dir: str | os.PathLike[str], *, figures_on: bool = True) -> Path:
+    """Write tables, figures and ``report.md`` under ``out_dir``; returns the report path."""
+    from analysis.trust.report import render_report
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    t = time.perf_counter()
+    md: dict[str, str] = {}
+    for name, (csv_df, md_df) in {
+        "trust_formation": tables.trust_formation(result.cells, result.anchors, result.deltas),
+        "culprit_targeting": tables.culprit_targeting(result.cells, result.anchors, result.deltas),
+        "score_drivers": tables.score_drivers(result.cells),
+        "score_matrix": tables.score_matrix(result.cells),
+        "schedule_sweep": tables.schedule_sweep(result.cells, result.deltas),
+    }.items():
+        md[name] = tables.write_table(out, name, csv_df, md_df)
+    tables.write_table(out, "cells", tables.cells_long(result.cells))
+    tables.write_table(
+        out, "per_game_curves", result.curves.fillna({"volume_note": "", "partner_share_note": ""})
+    )
+    tables.write_table(out, "verification_by_round", result.by_round)
+    tables.write_table(out, "survival_km", result.km)
+    tables.write_table(out, "runs", result.data.runs)
+    result.timings["tables"] = time.perf_counter() - t
+    t = time.perf_counter()
+    figs = (
+        figures.all_figures(result.cells, result.deltas, result.curves, result.by_round, result.km, out)
+        if figures_on
+        else []
+    )
+    result.timings["figures"] = time.perf_counter() - t
+    path = out / "report.md"
+    path.write_text(render_report(result, md, figs), encoding="utf-8")
+    return path

@@ -1,0 +1,88 @@
+"""``report.md``: the tables and figures of a trust analysis tied together in prose."""
+
+from __future__ import annotations
+
+from analysis.trust.figures import FigureResult
+from analysis.trust.pipeline import TrustAnalysis
+
+_TABLE_TITLES = {
+    "trust_formation": (
+        "Trust formation",
+        "Verifications per D-correct game. Δtrust = smooth − anchor (negative = trust formed).",
+    ),
+    "culprit_targeting": (
+        "Culprit targeting",
+        "Share of verifications aimed at the partner's puzzle (D-correct games). "
+        "Δtarget = 1strike − anchor (positive = culprit targeted).",
+    ),
+    "schedule_sweep": (
+        "Schedule sweep",
+        "Volume and partner share per schedule over D-correct games (D-wrong games as a secondary "
+        "reference); deltas against the anchor; * = 95% interval excludes 0.",
+    ),
+    "score_drivers": (
+        "Score drivers",
+        "Per cell, agents under test only; survival and coins per agent-game.",
+    ),
+    "score_matrix": (
+        "Scenario × model score matrix",
+        "Coins per agent-game (score 0 unless escaped and alive).",
+    ),
+}
+
+
+def render_report(result: TrustAnalysis, tables_md: dict[str, str], figs: list[FigureResult]) -> str:
+    """The Markdown report text."""
+    data = result.data
+    sources = data.runs["source"].value_counts().to_dict() if not data.runs.empty else {}
+    lines = [
+        "# Trust dynamics report",
+        "",
+        f"Loaded {len(data.runs)} run(s) ({', '.join(f'{n} {s}' for s, n in sorted(sources.items()))}), "
+        f"{data.n_games} games, {len(result.cells)} cells.",
+        "",
+        "Method: measures count the agents under test only (never the scripted partner). Volume = "
+        "verifications per game; partner share = verifications of the partner's puzzle ÷ all verifications, "
+        "pooled over the cell; both over D-correct games (D-wrong as secondary). Intervals: cluster "
+        "bootstrap, percentile 95%; cluster = game in memoryless cells, run in cells with memory; "
+        "cells resampled independently; deltas subtract independently resampled cells.",
+        "",
+    ]
+    if data.excluded:
+        lines += ["## Excluded runs", ""]
+        lines += [f"- `{p}`: {why}" for p, why in data.excluded]
+        lines.append("")
+    if result.warnings:
+        lines += ["## Data warnings", ""]
+        lines += [f"- {w}" for w in result.warnings]
+        lines.append("")
+    lines += ["## Anchors", ""]
+    if result.anchors:
+        for (model, agent, slot), a in sorted(result.anchors.items()):
+            lines.append(
+                f"- {model} ({agent}, partner slot {slot}): {a.source} — volume {a.volume.format(2)}, "
+                f"partner share {a.partner_share.format(3)}"
+            )
+    else:
+        lines.append("- none: no memoryless D-correct games (and no published anchor requested/known)")
+    lines.append("")
+    for name, (title, caption) in _TABLE_TITLES.items():
+        lines += [f"## {title}", "", caption, "", tables_md.get(name, "_(not written)_"),
+                  f"Files: `{name}.csv`, `{name}.md`.", ""]  # fmt: skip
+    lines += ["## Figures", ""]
+    for fname, caption in figs:
+        if fname:
+            lines += [f"![{caption}]({fname}.png)", "", f"{caption} (`{fname}.png`, `{fname}.pdf`)", ""]
+        else:
+            lines += [f"- figure skipped: {caption}", ""]
+    lines += [
+        "## Other files",
+        "",
+        "- `cells.csv`: every measure of every cell (estimate, low, high, clusters, note).",
+        "- `per_game_curves.csv`: volume and partner share by game index per cell.",
+        "- `verification_by_round.csv`: memoryless verifications per game by round and puzzle.",
+        "- `survival_km.csv`: Kaplan–Meier curves per cell.",
+        "- `runs.csv`: every run loaded, with its cell and configuration fingerprint.",
+        "",
+    ]
+    return "\n".join(lines)
