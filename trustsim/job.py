@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
-import secrets as _secrets
 import sys
 import time
 from collections.abc import Callable
@@ -85,7 +84,9 @@ class Manifest:
         self.started = time.perf_counter()
         self.data: dict[str, Any] = {
             "trustsim_version": __version__,
-            "run_id": f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{_secrets.token_hex(3)}",
+            # Deterministic: the same resolved config gives the same results, hence the same id.
+            "run_id": f"{cfg.get('name', 'run')}-{ctx.config_hash[:12]}",
+            "run_dir": str(path.parent),
             "game": cfg["game"].get("type", cfg["game"]["runner"].split(".")[1]),
             "status": "running",
             "failure": None,

@@ -12,15 +12,34 @@ from typing import Any, TextIO
 from trustsim.secrets import redact_text, secret_values
 
 
-def format_cell(value: Any) -> str:
-    """CSV cell text: booleans as true/false, None as empty, floats in shortest round-trip form."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
+def format_cell(value: Any) -> Any:
+    """CSV cell value: booleans as true/false, floats in shortest round-trip form; None stays None (the csv
+    module writes it as an empty cell); ints and strings pass through."""
+    kind = type(value)
+    if kind is bool:
         return "true" if value else "false"
-    if isinstance(value, float):
+    if kind is float:
         return repr(round(value, 10))
+    if kind is int or kind is str or value is None:
+        return value
     return str(value)
+
+
+def _cells(row: Mapping[str, Any], columns: list[str]) -> list[Any]:
+    out = []
+    append = out.append
+    for column in columns:
+        value = row.get(column)
+        kind = type(value)
+        if kind is bool:
+            append("true" if value else "false")
+        elif kind is float:
+            append(repr(round(value, 10)))
+        elif kind is int or kind is str or value is None:
+            append(value)
+        else:
+            append(str(value))
+    return out
 
 
 def _json_default(obj: Any) -> Any:
@@ -44,8 +63,7 @@ class TableWriter:
 
     def write_rows(self, rows: Iterable[Mapping[str, Any]]) -> None:
         cols = self.columns
-        fmt = format_cell
-        lines = [[fmt(row.get(c)) for c in cols] for row in rows]
+        lines = [_cells(row, cols) for row in rows]
         self._writer.writerows(lines)
         self._fh.flush()
         self.rows += len(lines)
