@@ -44,23 +44,58 @@ def random_scenario(draw):
     n_ch = draw(st.integers(1, 2))
     names = ["P", "Q"][:n_ch]
     channels = {
-        n: {"prior": {"good": (p := draw(prob)), "bad": 1 - p}, "success": {"good": draw(prob), "bad": draw(prob)}}
+        n: {
+            "prior": {"good": (p := draw(prob)), "bad": 1 - p},
+            "success": {"good": draw(prob), "bad": draw(prob)},
+        }
         for n in names
     }
     actions = {
-        f"delegate_{n}": {"rely": [n], "feedback": draw(st.sampled_from(["channels", "none"])), "delay": draw(st.integers(0, 1))}
+        f"delegate_{n}": {
+            "rely": [n],
+            "feedback": draw(st.sampled_from(["channels", "none"])),
+            "delay": draw(st.integers(0, 1)),
+        }
         for n in names
     }
     if n_ch == 2:
-        actions["both"] = {"rely": names, "combine": draw(st.sampled_from(["conjunctive", "disjunctive"])), "feedback": draw(st.sampled_from(["channels", "joint"])), "common_fail": draw(st.floats(0, 0.3))}
+        actions["both"] = {
+            "rely": names,
+            "combine": draw(st.sampled_from(["conjunctive", "disjunctive"])),
+            "feedback": draw(st.sampled_from(["channels", "joint"])),
+            "common_fail": draw(st.floats(0, 0.3)),
+        }
     actions["backup"] = {"kind": "backup", "fee": draw(st.floats(0, 8)), "success_prob": 1.0}
-    actions["test_P"] = {"kind": "test", "fee": draw(st.floats(0, 1)), "signal": {"channel": "P", "pass": {"good": draw(prob), "bad": draw(prob)}}, "counterpart": "skip"}
-    actions["support_P"] = {"kind": "support", "fee": draw(st.floats(0, 1)), "effects": [{"channel": "P", "kernel": {"bad": {"good": (s := draw(prob)), "bad": 1 - s}}}]}
+    actions["test_P"] = {
+        "kind": "test",
+        "fee": draw(st.floats(0, 1)),
+        "signal": {"channel": "P", "pass": {"good": draw(prob), "bad": draw(prob)}},
+        "counterpart": "skip",
+    }
+    actions["support_P"] = {
+        "kind": "support",
+        "fee": draw(st.floats(0, 1)),
+        "effects": [{"channel": "P", "kernel": {"bad": {"good": (s := draw(prob)), "bad": 1 - s}}}],
+    }
     actions["skip"] = {"kind": "skip"}
     jobs = [a for a in actions if a not in ("test_P", "support_P", "skip")]
-    stages = [{"loss": 0, "actions": ["test_P", "support_P", "skip"]}] + [{"loss": draw(st.floats(0.5, 20)), "actions": jobs} for _ in range(2)]
-    trans = [{"after": 2, "channel": "P", "kernel": {"keep": draw(prob), "redraw": {"good": 0.5, "bad": 0.5}}}]
-    return parse_scenario({"id": "h", "category": "c", "setting": "s", "channels": channels, "actions": actions, "stages": stages, "transitions": trans})
+    stages = [{"loss": 0, "actions": ["test_P", "support_P", "skip"]}] + [
+        {"loss": draw(st.floats(0.5, 20)), "actions": jobs} for _ in range(2)
+    ]
+    trans = [
+        {"after": 2, "channel": "P", "kernel": {"keep": draw(prob), "redraw": {"good": 0.5, "bad": 0.5}}}
+    ]
+    return parse_scenario(
+        {
+            "id": "h",
+            "category": "c",
+            "setting": "s",
+            "channels": channels,
+            "actions": actions,
+            "stages": stages,
+            "transitions": trans,
+        }
+    )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,0 +1,1 @@
+"""Sequential reliance scenarios with an exact Bayes-optimal reference (specs/reliance.md)."""
