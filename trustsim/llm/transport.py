@@ -1,0 +1,132 @@
+"""The litellm transport: one call, its result and a classification of its failures."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+_litellm: Any = None
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+
+
+def get_litellm() -> Any:
+    """Import litellm once, lazily (it takes seconds), with the offline cost map."""
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        os.environ.setdefault("LITELLM_LOG", "ERROR")
+        import litellm
+
+        litellm.telemetry = False
+        litellm.suppress_debug_info = True
+        _litellm = litellm
+    return _litellm
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    latency_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A classified failure: ``retryable`` for rate limits, 5xx, timeouts and connection errors."""
+
+    retryable: bool
+    cause: str
+    retry_after: float | None = None
+
+
+def sanitize_text(text: Any) -> str:
+    """Model text as valid UTF-8 (lone surrogates and undecodable bytes become replacement characters)."""
+    if text is None:
+        return ""
+    if isinstance(text, bytes):
+        return text.decode("utf-8", "replace")
+    if not isinstance(text, str):
+        text = str(text)
+    return text.encode("utf-8", "replace").decode("utf-8", "replace")
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def classify(exc: BaseException) -> Failure | None:
+    """Classify a transport exception; None means it is not a provider error (a bug: re-raise it)."""
+    import httpx
+    import openai
+
+    cause = f"{type(exc).__name__}: {str(exc).strip()[:300]}"
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, httpx.TimeoutException)):
+        return Failure(True, f"timeout ({cause})")
+    if isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):  # includes openai timeouts
+        return Failure(True, cause)
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        retryable = status in RETRYABLE_STATUS or status >= 500
+        return Failure(retryable, f"HTTP {status} {cause}", _retry_after(exc) if retryable else None)
+    if isinstance(exc, (openai.APIResponseValidationError, ValueError)) and "json" in str(exc).lower():
+        return Failure(True, f"malformed provider response ({cause})")
+    if isinstance(exc, openai.OpenAIError):
+        return Failure(True, cause)
+    return None
+
+
+async def call_litellm(
+    model: str,
+    messages: list[dict[str, Any]],
+    params: dict[str, Any],
+    *,
+    api_base: str | None,
+    api_key: str | None,
+    timeout_s: float,
+    drop_params: bool,
+) -> CallResult:
+    """One ``litellm.acompletion`` call (no retries inside litellm or the OpenAI SDK)."""
+    litellm = get_litellm()
+    kwargs: dict[str, Any] = dict(params)
+    kwargs.update(
+        model=model,
+        messages=messages,
+        timeout=timeout_s,
+        max_retries=0,
+        num_retries=0,
+        drop_params=drop_params,
+    )
+    if api_base:
+        kwargs["api_base"] = api_base
+    if api_key:
+        kwargs["api_key"] = api_key
+    start = time.perf_counter()
+    response = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=timeout_s + 1.0)
+    latency = time.perf_counter() - start
+    choices = getattr(response, "choices", None) or []
+    message = getattr(choices[0], "message", None) if choices else None
+    text = sanitize_text(getattr(message, "content", None))
+    usage = getattr(response, "usage", None)
+    prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+    completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    try:
+        cost_usd = float(cost) if cost is not None else 0.0
+    except (TypeError, ValueError):
+        cost_usd = 0.0
+    return CallResult(text, prompt_tokens, completion_tokens, cost_usd, latency)

@@ -1,0 +1,38 @@
+"""Request and response value types of the LLM layer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class ChatRequest:
+    """One chat-completion request.
+
+    Attributes:
+        model: the configured model name (``cfg.model.name``) or a litellm model id.
+        messages: OpenAI-style chat messages.
+        params: generation settings overriding the model config's (``temperature``, ``max_tokens``,
+            ``response_format``, ``seed``, ``mock_response`` in tests, ...).
+        sample: replicate/sample index; part of the cache key so repeated samples are distinct.
+        purpose: what the call is for (``decision``, ``solve``, ``reflection``); recorded, not keyed.
+    """
+
+    model: str
+    messages: list[dict[str, Any]]
+    params: dict[str, Any] = field(default_factory=dict)
+    sample: int = 0
+    purpose: str = "decision"
+
+
+@dataclass(slots=True)
+class ChatResponse:
+    """The text of a completion plus its accounting. ``cached`` is True when served by the store."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    cached: bool
+    cost_usd: float
