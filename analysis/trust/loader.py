@@ -109,24 +109,52 @@ def _check_columns(df: pd.DataFrame, run: Run, name: str, columns: Iterable[str]
         raise RunDirError(f"{run.path / name}: missing column(s) {', '.join(missing)}")
 
 
-def _load_contract_run(run: Run, *, full_check: bool) -> dict[str, pd.DataFrame]:
+def _run_cell(run: Run, games: pd.DataFrame) -> dict[str, str]:
+    """The run's cell keys: the manifest's ``cell``, completed from ``games.csv``; a conflict is warned."""
+    cell: dict[str, str] = {}
+    for key in CELL_KEYS:
+        in_table = sorted(games[key].dropna().astype(str).unique()) if key in games.columns else []
+        declared = run.cell.get(key)
+        if declared is not None and in_table and in_table != [str(declared)]:
+            warnings.warn(
+                f"{run.path / 'games.csv'}: {key} is {in_table} but the manifest cell says {declared!r}; "
+                "using the manifest",
+                DataWarning,
+                stacklevel=3,
+            )
+        if declared is not None:
+            cell[key] = str(declared)
+        elif len(in_table) == 1:
+            cell[key] = in_table[0]
+        elif len(in_table) > 1:
+            raise RunDirError(f"{run.path / 'games.csv'}: one run holds several {key} values {in_table}")
+        else:
+            cell[key] = "fixed" if key == "partner_slot" else ""
+    return cell
+
+
+def _load_contract_run(run: Run, *, full_check: bool) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
     frames: dict[str, pd.DataFrame] = {}
     for key, (name, columns) in _TABLES.items():
-        df = read_table(run, name)
+        df = read_table(run, name, cell_keys=False)
         if df is None:
             raise RunDirError(f"{run.path}: no {name} (not an escape-room run, or it wrote no game yet)")
         _check_columns(df, run, name, columns)
-        df["source"] = "trustsim"
-        for col in ("partner_slot", "agent"):
-            if col not in df.columns:
-                df[col] = run.cell.get(col, "")
+        frames[key] = df
+    cell = _run_cell(run, frames["games"])
+    for key, df in frames.items():
+        if key != "games":  # per-seat agent/model (the partner is scripted): keep them under seat_*
+            df = df.rename(columns={c: f"seat_{c}" for c in ("agent", "model") if c in df.columns})
+        df = df.assign(source="trustsim", **cell)
+        if "run_id" not in df.columns:
+            df["run_id"] = run.run_id
         frames[key] = df
     keep = _complete_games_before_damage(run, full_check=full_check)
     if keep is not None:
         for key, df in frames.items():
             pairs = list(zip(df["session"].astype(int), df["game"].astype(int), strict=True))
             frames[key] = df[[p in keep for p in pairs]]
-    return frames
+    return frames, cell
 
 
 def _finalise(frames: list[pd.DataFrame], columns: tuple[str, ...]) -> pd.DataFrame:
@@ -199,15 +227,11 @@ def load_trust_data(
     for item in tqdm(items, desc="loading runs", unit="run", disable=not progress, leave=False):
         try:
             if isinstance(item, Run):
-                frames = _load_contract_run(item, full_check=check_events)
+                frames, cell = _load_contract_run(item, full_check=check_events)
                 dec.append(frames["decisions"])
                 gam.append(frames["games"])
                 agg.append(frames["agent_games"])
-                cell = {k: str(item.cell.get(k, "")) for k in CELL_KEYS}
                 first = frames["games"].iloc[0] if len(frames["games"]) else None
-                for k in CELL_KEYS:
-                    if first is not None and k in frames["games"].columns:
-                        cell[k] = str(first[k])
                 runs.append(
                     {
                         "source": "trustsim",

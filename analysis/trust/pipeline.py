@@ -68,8 +68,6 @@ def analyse(
     for w in caught:
         if not issubclass(w.category, DataWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    for m in msgs:
-        log.warning("%s", m)
     timings["load"] = time.perf_counter() - t0
     t = time.perf_counter()
     cells = compute_cells(data, n_resamples=n_resamples, seed=seed, level=level)
