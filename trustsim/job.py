@@ -17,7 +17,7 @@ from trustsim.config import config_hash, validate_top, world_hash
 from trustsim.errors import ConfigError, TrustsimError
 from trustsim.progress import make_progress
 from trustsim.records import RunRecorder, write_json_atomic
-from trustsim.secrets import redact, scrub_files
+from trustsim.secrets import redact, redact_assignments, scrub_files
 from trustsim.seeding import Seeder
 from trustsim.versions import git_revision, package_versions
 
@@ -99,7 +99,7 @@ class Manifest:
             "config": redact(cfg),
             "versions": package_versions(),
             "git": git_revision(),
-            "command": redact(sys.argv),
+            "command": [redact_assignments(a) for a in redact(sys.argv)],
             "timings": {"started": _now(), "finished": None, "wall_s": None},
             "counts": {},
             "llm": {
@@ -129,6 +129,7 @@ class Manifest:
 def run_job(cfg: dict[str, Any], run_dir: Path) -> int:
     """Validate, run the game's runner, and leave a manifest whatever happens. Returns an exit code."""
     run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
     logging.getLogger("MESA").setLevel(logging.WARNING)  # Mesa logs every step at INFO
     scrub_files(sorted((run_dir / ".hydra").glob("*.yaml")))
     try:

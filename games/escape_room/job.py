@@ -39,7 +39,7 @@ def validate(cfg: dict[str, Any]) -> None:
     params = {k: v for k, v in cfg["agent"].items() if k != "name"}
     try:
         _make_policy(options.agent_target, params, options.memory)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise ConfigError("agent", f"bad parameters for agent {options.agent!r}: {exc}") from None
 
 

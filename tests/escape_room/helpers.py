@@ -6,8 +6,12 @@ from games.escape_room.rules import GameState, new_game
 from games.escape_room.types import Puzzle
 
 OWNERS = {1: "A", 2: "B", 3: "C", 4: "D"}
-PUZZLES = [Puzzle(1, "What is 2 + 3?", 5), Puzzle(2, "What is 4 + 4?", 8), Puzzle(3, "What is 3 × 3?", 9),
-           Puzzle(4, "What is 6 + 6?", 12)]
+PUZZLES = [
+    Puzzle(1, "What is 2 + 3?", 5),
+    Puzzle(2, "What is 4 + 4?", 8),
+    Puzzle(3, "What is 3 × 3?", 9),
+    Puzzle(4, "What is 6 + 6?", 12),
+]
 
 
 def make_state(d_value: int = 12, coins: int = 4, max_rounds: int = 4) -> GameState:

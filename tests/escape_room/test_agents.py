@@ -19,14 +19,25 @@ from games.escape_room.options import EscapeRoomOptions
 POLICIES = [AlwaysVerify, NeverVerify, Consensus, RandomPolicy, BayesAgent]
 
 
-def play_session(policy_cls: type[EscapeRoomPolicy], schedule: str, seed: int = 0, memory: str = "transcript",
-                 **params) -> list[list[tuple[str, int, str]]]:
+def play_session(
+    policy_cls: type[EscapeRoomPolicy], schedule: str, seed: int = 0, memory: str = "transcript", **params
+) -> list[list[tuple[str, int, str]]]:
     """Play one session; return per game the list of (seat, round, resolved action)."""
     d_correct = tuple(c == "T" for c in schedule)
     options = EscapeRoomOptions(
-        games=len(d_correct), d_correct=d_correct, schedule="test", memory=memory, coins=4, max_rounds=4,
-        partner_slot="fixed", reveal_after_game=False, own_answer="exact", verifier="exact", agent="x",
-        agent_target="", partner_target="",
+        games=len(d_correct),
+        d_correct=d_correct,
+        schedule="test",
+        memory=memory,
+        coins=4,
+        max_rounds=4,
+        partner_slot="fixed",
+        reveal_after_game=False,
+        own_answer="exact",
+        verifier="exact",
+        agent="x",
+        agent_target="",
+        partner_target="",
     )
     policies: dict[str, EscapeRoomPolicy] = {s: policy_cls(memory=memory, **params) for s in "ABC"}
     policies["D"] = ScriptedPartner()
@@ -37,16 +48,22 @@ def play_session(policy_cls: type[EscapeRoomPolicy], schedule: str, seed: int = 
         if memory == "none":
             for s in "ABC":
                 policies[s].forget()
-        rec = asyncio.run(EscapeRoomModel(seed=seed * 1000 + g, game=g, options=options, policies=policies,
-                                          partner_puzzle=4).play())
+        rec = asyncio.run(
+            EscapeRoomModel(
+                seed=seed * 1000 + g, game=g, options=options, policies=policies, partner_puzzle=4
+            ).play()
+        )
         games.append([(d.seat, d.round, d.resolved.describe()) for d in rec.decisions])
     return games
 
 
 def versus_test(policy_cls, schedule: str, expected_first_round: dict[str, str], seed: int = 0, **params):
     """One-line behaviour checks: the resolved actions of A, B, C in round 1 of game 1."""
-    first = {seat: action for seat, rnd, action in play_session(policy_cls, schedule, seed, **params)[0]
-             if rnd == 1 and seat != "D"}
+    first = {
+        seat: action
+        for seat, rnd, action in play_session(policy_cls, schedule, seed, **params)[0]
+        if rnd == 1 and seat != "D"
+    }
     for seat, prefix in expected_first_round.items():
         assert first[seat].startswith(prefix), (seat, first[seat])
 
@@ -93,8 +110,9 @@ def test_consensus_verifies_first_unendorsed_slot():
 
 
 def test_random_respects_weights():
-    versus_test(RandomPolicy, "T", {"A": "Pass", "B": "Pass", "C": "Pass"}, p_pass=1.0, p_verify=0.0,
-                p_volunteer=0.0)
+    versus_test(
+        RandomPolicy, "T", {"A": "Pass", "B": "Pass", "C": "Pass"}, p_pass=1.0, p_verify=0.0, p_volunteer=0.0
+    )
 
 
 def test_bayes_memoryless_prior_verifies():

@@ -18,9 +18,19 @@ from games.escape_room.puzzles import generate_puzzles, plausible_wrong_answer
 
 def _options(coins: int, max_rounds: int, d_correct: bool) -> EscapeRoomOptions:
     return EscapeRoomOptions(
-        games=1, d_correct=(d_correct,), schedule="custom", memory="none", coins=coins, max_rounds=max_rounds,
-        partner_slot="fixed", reveal_after_game=False, own_answer="exact", verifier="exact", agent="random",
-        agent_target="", partner_target="",
+        games=1,
+        d_correct=(d_correct,),
+        schedule="custom",
+        memory="none",
+        coins=coins,
+        max_rounds=max_rounds,
+        partner_slot="fixed",
+        reveal_after_game=False,
+        own_answer="exact",
+        verifier="exact",
+        agent="random",
+        agent_target="",
+        partner_target="",
     )
 
 
@@ -34,14 +44,21 @@ def _options(coins: int, max_rounds: int, d_correct: bool) -> EscapeRoomOptions:
     partner_puzzle=st.integers(1, 4),
 )
 def test_random_games_respect_invariants(seed, coins, max_rounds, d_correct, weights, partner_puzzle):
-    policies = {s: RandomPolicy(p_pass=weights[0], p_verify=weights[1], p_volunteer=weights[2]) for s in "ABC"}
+    policies = {
+        s: RandomPolicy(p_pass=weights[0], p_verify=weights[1], p_volunteer=weights[2]) for s in "ABC"
+    }
     policies["D"] = ScriptedPartner()
     for i, (seat, policy) in enumerate(policies.items()):
         import numpy as np
 
         policy.start_session(seat, np.random.default_rng(seed + i), Services())
-    model = EscapeRoomModel(seed=seed, game=1, options=_options(coins, max_rounds, d_correct), policies=policies,
-                            partner_puzzle=partner_puzzle)
+    model = EscapeRoomModel(
+        seed=seed,
+        game=1,
+        options=_options(coins, max_rounds, d_correct),
+        policies=policies,
+        partner_puzzle=partner_puzzle,
+    )
     rec = asyncio.run(model.play())
     state = rec.state
     assert state.over  # a game always ends
@@ -50,8 +67,11 @@ def test_random_games_respect_invariants(seed, coins, max_rounds, d_correct, wei
     assert len(state.deaths) <= len(state.seats)
     assert len(set(s for s, _, _ in state.deaths)) == len(state.deaths)  # nobody dies twice
     assert all(state.score(s) <= state.coins[s] <= coins for s in state.seats)
-    outcomes = [state.escaped, not state.alive and not state.escaped,
-                bool(state.alive) and not state.escaped and state.round >= max_rounds]
+    outcomes = [
+        state.escaped,
+        not state.alive and not state.escaped,
+        bool(state.alive) and not state.escaped and state.round >= max_rounds,
+    ]
     assert sum(outcomes) == 1  # exactly one outcome
     assert state.outcome in ("escaped", "all_dead", "max_rounds")
     if not d_correct and state.escaped:  # an escape with D wrong needs a verified replacement capsule

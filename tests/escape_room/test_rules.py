@@ -46,8 +46,9 @@ def test_disagreeing_verification_opens_new_capsule():
 
 def test_later_verifier_endorses_capsule_created_earlier_in_the_same_round():
     state = make_state(d_value=13)
-    resolve_round(state, {"A": Action.verify(4), "B": Action.verify(4), "C": P, "D": P}, {"A": 12, "B": 12},
-                  FixedRng(0))
+    resolve_round(
+        state, {"A": Action.verify(4), "B": Action.verify(4), "C": P, "D": P}, {"A": 12, "B": 12}, FixedRng(0)
+    )
     assert [c.label for c in state.capsules[4]] == ["Q4-D", "Q4-A"]
     assert state.capsules[4][1].endorsers == ["A", "B"]
 
@@ -55,14 +56,20 @@ def test_later_verifier_endorses_capsule_created_earlier_in_the_same_round():
 def test_repeat_disagreement_by_same_seat_gets_unique_label():
     state = make_state(d_value=13)
     resolve_round(state, {"A": Action.verify(4), "B": P, "C": P, "D": P}, {"A": 20}, FixedRng(0))
-    resolve_round(state, {"A": Action.verify(4), "B": Action.volunteer(originals()), "C": P, "D": P}, {"A": 21},
-                  FixedRng(0))
+    resolve_round(
+        state,
+        {"A": Action.verify(4), "B": Action.volunteer(originals()), "C": P, "D": P},
+        {"A": 21},
+        FixedRng(0),
+    )
     assert [c.label for c in state.capsules[4]] == ["Q4-D", "Q4-A", "Q4-A2"]
 
 
 def test_correct_volunteer_escapes_and_ends_game():
     state = make_state()
-    report = resolve_round(state, {"A": Action.volunteer(originals()), "B": P, "C": P, "D": P}, {}, FixedRng(0))
+    report = resolve_round(
+        state, {"A": Action.volunteer(originals()), "B": P, "C": P, "D": P}, {}, FixedRng(0)
+    )
     assert report.escaped and state.escaped and state.over
     assert state.outcome == "escaped"
     assert state.escape_round == 1
@@ -71,7 +78,9 @@ def test_correct_volunteer_escapes_and_ends_game():
 
 def test_wrong_password_kills_the_volunteer_and_game_goes_on():
     state = make_state(d_value=13)
-    report = resolve_round(state, {"A": Action.volunteer(originals()), "B": P, "C": P, "D": P}, {}, FixedRng(0))
+    report = resolve_round(
+        state, {"A": Action.volunteer(originals()), "B": P, "C": P, "D": P}, {}, FixedRng(0)
+    )
     assert report.deaths == (("A", WRONG_PASSWORD),)
     assert "A" not in state.alive and not state.over
     assert state.score("A") == 0
@@ -81,7 +90,9 @@ def test_one_volunteer_is_chosen_at_random_others_ignored():
     state = make_state(d_value=13)
     pw = originals()
     report = resolve_round(
-        state, {"A": Action.volunteer(pw), "B": Action.volunteer(pw), "C": Action.volunteer(pw), "D": P}, {},
+        state,
+        {"A": Action.volunteer(pw), "B": Action.volunteer(pw), "C": Action.volunteer(pw), "D": P},
+        {},
         FixedRng(2),
     )
     assert report.chosen_volunteer == "C"
@@ -132,7 +143,10 @@ def test_illegal_actions_are_named():
 def test_round_report_text_mentions_verifications_volunteers_and_deaths():
     state = make_state(d_value=13)
     report = resolve_round(
-        state, {"A": Action.verify(4), "B": Action.volunteer(originals()), "C": P, "D": P}, {"A": 12}, FixedRng(0)
+        state,
+        {"A": Action.verify(4), "B": Action.volunteer(originals()), "C": P, "D": P},
+        {"A": 12},
+        FixedRng(0),
     )
     text = report.text()
     assert "A verified Q4 and disagreed and opened capsule Q4-A" in text
