@@ -1,0 +1,1 @@
+"""Arena (iterated prisoner's dilemma) players: scripted strategies and the LLM player."""

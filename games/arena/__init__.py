@@ -1,0 +1,1 @@
+"""The repeated cooperation arena: the iterated prisoner's dilemma with stated confidence."""

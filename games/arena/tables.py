@@ -1,0 +1,162 @@
+"""Rows of the arena tables (moves.csv, matches.csv, predictions.csv) from a finished match."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from games.arena.model import MatchRecord
+from games.arena.rules import COOPERATE, DEFECT
+
+MOVE_COLUMNS = [
+    "run_id", "session", "match", "match_index", "round", "seat", "player", "model", "opponent",
+    "opponent_model", "intended", "move", "flipped", "opponent_move", "payoff", "opponent_payoff",
+    "cum_payoff", "p_opponent_cooperates", "valid", "invalid_reason", "p_invalid_reason", "latency_s",
+    "prompt_tokens", "completion_tokens", "cached", "temptation", "horizon", "noise", "identity",
+]  # fmt: skip
+MATCH_COLUMNS = [
+    "run_id", "session", "match", "match_index", "seed", "player_a", "model_a", "player_b", "model_b",
+    "rounds", "payoff_a", "payoff_b", "mean_payoff_a", "mean_payoff_b", "coop_a", "coop_b", "mutual_coop",
+    "mutual_defect", "first_defection_a", "first_defection_b", "invalid_a", "invalid_b", "temptation",
+    "horizon", "continuation", "announced_rounds", "noise", "identity",
+]  # fmt: skip
+PREDICTION_COLUMNS = [
+    "run_id", "game_type", "cluster", "model", "agent", "memory", "schedule", "subject", "subject_kind",
+    "game", "round", "p", "outcome", "p_exact", "source", "item",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MatchMeta:
+    """Identifiers and settings repeated on every row of a match."""
+
+    run_id: str
+    session: int
+    match: str
+    match_index: int
+    agents: dict[str, str]  # seat → agent name (config name)
+    states_confidence: dict[str, bool]
+    temptation: float
+    horizon: str
+    continuation: float
+    announced_rounds: int | None
+    noise: float
+    identity: str
+
+
+def _first(moves: list[str], what: str) -> int | None:
+    return next((i + 1 for i, m in enumerate(moves) if m == what), None)
+
+
+def move_rows(rec: MatchRecord, meta: MatchMeta) -> list[dict[str, Any]]:
+    """One row per player-round."""
+    rows = []
+    cum = {"A": 0.0, "B": 0.0}
+    for r in rec.rounds:
+        for seat, other in (("A", "B"), ("B", "A")):
+            d = r.decisions[seat]
+            cum[seat] += r.payoffs[seat]
+            rows.append(
+                {
+                    "run_id": meta.run_id,
+                    "session": meta.session,
+                    "match": meta.match,
+                    "match_index": meta.match_index,
+                    "round": r.round,
+                    "seat": seat,
+                    "player": rec.labels[seat],
+                    "model": rec.models[seat],
+                    "opponent": rec.labels[other],
+                    "opponent_model": rec.models[other],
+                    "intended": r.intended[seat],
+                    "move": r.executed[seat],
+                    "flipped": r.flipped[seat],
+                    "opponent_move": r.executed[other],
+                    "payoff": r.payoffs[seat],
+                    "opponent_payoff": r.payoffs[other],
+                    "cum_payoff": cum[seat],
+                    "p_opponent_cooperates": d.p_cooperate,
+                    "valid": d.valid,
+                    "invalid_reason": d.invalid_reason,
+                    "p_invalid_reason": d.p_invalid_reason if meta.states_confidence[seat] else None,
+                    "latency_s": d.latency_s,
+                    "prompt_tokens": d.prompt_tokens,
+                    "completion_tokens": d.completion_tokens,
+                    "cached": d.cached,
+                    "temptation": meta.temptation,
+                    "horizon": meta.horizon,
+                    "noise": meta.noise,
+                    "identity": meta.identity,
+                }
+            )
+    return rows
+
+
+def match_row(rec: MatchRecord, meta: MatchMeta) -> dict[str, Any]:
+    """One row per match."""
+    a, b = rec.moves("A"), rec.moves("B")
+    n = len(rec.rounds)
+    invalid = {s: sum(not r.decisions[s].valid for r in rec.rounds) for s in ("A", "B")}
+    return {
+        "run_id": meta.run_id,
+        "session": meta.session,
+        "match": meta.match,
+        "match_index": meta.match_index,
+        "seed": rec.seed,
+        "player_a": rec.labels["A"],
+        "model_a": rec.models["A"],
+        "player_b": rec.labels["B"],
+        "model_b": rec.models["B"],
+        "rounds": n,
+        "payoff_a": rec.total("A"),
+        "payoff_b": rec.total("B"),
+        "mean_payoff_a": rec.total("A") / n,
+        "mean_payoff_b": rec.total("B") / n,
+        "coop_a": sum(m == COOPERATE for m in a) / n,
+        "coop_b": sum(m == COOPERATE for m in b) / n,
+        "mutual_coop": sum(x == y == COOPERATE for x, y in zip(a, b, strict=True)) / n,
+        "mutual_defect": sum(x == y == DEFECT for x, y in zip(a, b, strict=True)) / n,
+        "first_defection_a": _first(a, DEFECT),
+        "first_defection_b": _first(b, DEFECT),
+        "invalid_a": invalid["A"],
+        "invalid_b": invalid["B"],
+        "temptation": meta.temptation,
+        "horizon": meta.horizon,
+        "continuation": meta.continuation if meta.horizon == "unknown" else None,
+        "announced_rounds": meta.announced_rounds,
+        "noise": meta.noise,
+        "identity": meta.identity,
+    }
+
+
+def prediction_rows(rec: MatchRecord, meta: MatchMeta) -> list[dict[str, Any]]:
+    """One row per player-round of each player that states confidence (``p`` empty when missing).
+
+    The outcome is the opponent's executed move that round (1 = cooperated).
+    """
+    rows = []
+    for r in rec.rounds:
+        for seat, other in (("A", "B"), ("B", "A")):
+            if not meta.states_confidence[seat]:
+                continue
+            rows.append(
+                {
+                    "run_id": meta.run_id,
+                    "game_type": "arena",
+                    "cluster": meta.match,
+                    "model": rec.models[seat],
+                    "agent": meta.agents[seat],
+                    "memory": None,
+                    "schedule": None,
+                    "subject": rec.labels[other],
+                    "subject_kind": "opponent",
+                    "game": meta.match_index,
+                    "round": r.round,
+                    "p": r.decisions[seat].p_cooperate,
+                    "outcome": int(r.executed[other] == COOPERATE),
+                    "p_exact": None,
+                    "source": "native",
+                    "item": seat,
+                }
+            )
+    return rows
