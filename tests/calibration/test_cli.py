@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests_calibration_synthetic import arena_rows, escape_rows, reliance_rows, write_run
 
 from analysis.__main__ import main
 from analysis.calibration import scores
+from tests.calibration.synthetic import arena_rows, escape_rows, reliance_rows, write_run
 
 
 @pytest.fixture
