@@ -1,0 +1,210 @@
+"""Run a reliance job: every selected item (scenario or pair side) × ``runs`` replicate sessions."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from hydra.utils import get_class
+
+from agents.reliance.base import ReliancePolicy
+from games.reliance.items import Item, select_items
+from games.reliance.library import Library, default_library
+from games.reliance.mesa_model import RelianceModel, Services
+from games.reliance.options import RelianceOptions, options_from_config
+from games.reliance.tables import PREDICTION_COLUMNS, SCENARIO_COLUMNS, STAGE_COLUMNS
+from trustsim.errors import ConfigError
+from trustsim.job import JobContext
+from trustsim.seeding import Seeder, stable_hash
+
+
+def _make_policy(opts: RelianceOptions) -> ReliancePolicy:
+    try:
+        cls = get_class(opts.agent_target)
+    except Exception as exc:
+        raise ConfigError("agent", f"cannot load {opts.agent_target!r}: {exc}") from None
+    try:
+        policy = cls(**opts.agent_params)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError("agent", f"bad parameters for agent {opts.agent!r}: {exc}") from None
+    if not isinstance(policy, ReliancePolicy):
+        raise ConfigError("agent", f"{opts.agent_target} is not a ReliancePolicy")
+    return policy
+
+
+def validate(cfg: dict[str, Any]) -> None:
+    """Fail at start, naming the key, before anything is written."""
+    opts = options_from_config(cfg)
+    _make_policy(opts)
+    select_items(default_library(), opts)
+
+
+def feedback_seeder(cfg: dict[str, Any]) -> Seeder:
+    """Shared feedback draws: depend on the root seed only (not on agent, model or subset)."""
+    return Seeder(stable_hash(["reliance-feedback", cfg.get("seed", 0)]))
+
+
+def _model_name(cfg: dict[str, Any], policy: ReliancePolicy) -> str:
+    if not policy.classifier.get("uses_llm"):
+        return policy.model_name
+    model = cfg.get("model") or {}
+    return str(model.get("name") or "unknown")
+
+
+def scenario_row(
+    lib: Library, base: dict[str, Any], item: Item, index: int, rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    sol = lib.solution(item.scenario.id)
+    return {
+        **base,
+        "item": item.id,
+        "item_index": index,
+        "scenario": item.scenario.id,
+        "blueprint": item.scenario.blueprint,
+        "category": item.scenario.category,
+        "process": item.scenario.process,
+        "pair": item.pair.id if item.pair else None,
+        "pair_side": item.side or None,
+        "decisions": len(rows),
+        "stages_reached": sum(r["valid"] for r in rows),
+        "n_stages": 1 if item.pair else len(item.scenario.stages),
+        "all_optimal": bool(rows)
+        and all(r["optimal"] for r in rows)
+        and len(rows) == (1 if item.pair else len(item.scenario.stages)),
+        "error": any(not r["valid"] for r in rows),
+        "total_cost": sum(r["cost"] or 0.0 for r in rows),
+        "v_star_root": sol.root.v,
+        "adaptation_value": sol.adaptation_value(),
+    }
+
+
+def prediction_rows(
+    base: dict[str, Any], item: Item, index: int, rows: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Calibration contract: one row per decision whose action carries out a job."""
+    out = []
+    scn = item.scenario
+    for r in rows:
+        if not r["valid"] or r["p_exact"] is None:
+            continue
+        a = scn.actions[r["action"]]
+        out.append(
+            {
+                "run_id": base["run_id"],
+                "game_type": "reliance",
+                "cluster": f"s{base['session']}",
+                "model": base["model"],
+                "agent": base["agent"],
+                "memory": None,
+                "schedule": None,
+                "subject": "+".join(a.rely) if a.rely else "backup",
+                "subject_kind": "channel",
+                "game": index,
+                "round": r["stage"],
+                "p": r["confidence"],
+                "outcome": None if r["outcome"] is None else int(bool(r["outcome"])),
+                "p_exact": r["p_exact"],
+                "source": "native",
+                "item": item.id,
+            }
+        )
+    return out
+
+
+async def _play_item(
+    ctx: JobContext,
+    lib: Library,
+    opts: RelianceOptions,
+    item: Item,
+    index: int,
+    session: int,
+    base: dict[str, Any],
+    services: Services,
+    feedback: Seeder,
+) -> list[dict[str, Any]]:
+    model = RelianceModel(
+        seed=ctx.seeder.seed("session", session, "item", item.id),
+        item=item,
+        item_index=index,
+        solution=lib.solution(item.scenario.id),
+        policy=_make_policy(opts),
+        feedback=feedback,
+        show_posterior=opts.show_posterior,
+        services=services,
+        base_row=base,
+        recorder=ctx.recorder,
+    )
+    ctx.recorder.event(
+        "scenario_start", session=session, item=item.id, scenario=item.scenario.id, set=item.set
+    )
+    rows = await model.play()
+    ctx.recorder.event(
+        "scenario_end",
+        session=session,
+        item=item.id,
+        decisions=len(rows),
+        error=any(not r["valid"] for r in rows),
+    )
+    return rows
+
+
+def run(ctx: JobContext) -> None:
+    """The game runner called by the engine."""
+    cfg = ctx.cfg
+    opts = options_from_config(cfg)
+    lib = default_library()
+    items = select_items(lib, opts)
+    probe = _make_policy(opts)
+    model_name = _model_name(cfg, probe)
+    ctx.set_cell(agent=opts.agent, model=model_name, set=opts.set, show_posterior=opts.show_posterior)
+    writers = {
+        "stages": ctx.recorder.table("stages", STAGE_COLUMNS),
+        "scenarios": ctx.recorder.table("scenarios", SCENARIO_COLUMNS),
+        "predictions": ctx.recorder.table("predictions", PREDICTION_COLUMNS),
+    }
+    feedback = feedback_seeder(cfg)
+    run_id = getattr(ctx, "run_id", cfg.get("name", "run"))
+    bar = ctx.progress(cfg["runs"] * len(items), f"reliance {opts.set}")
+    ctx.count("sessions", cfg["runs"])
+    try:
+        asyncio.run(_run_all(ctx, lib, opts, items, writers, feedback, run_id, model_name, probe, bar))
+    finally:
+        bar.close()
+
+
+async def _run_all(
+    ctx: JobContext,
+    lib: Library,
+    opts: RelianceOptions,
+    items: list[Item],
+    writers: dict[str, Any],
+    feedback: Seeder,
+    run_id: str,
+    model_name: str,
+    probe: ReliancePolicy,
+    bar: Any,
+) -> None:
+    uses_llm = bool(probe.classifier.get("uses_llm"))
+    for session in range(ctx.cfg["runs"]):
+        services = Services(llm=ctx.llm if uses_llm else None, model=ctx.cfg.get("model"), sample=session)
+        base = {
+            "run_id": run_id,
+            "session": session,
+            "set": opts.set,
+            "agent": opts.agent,
+            "model": model_name,
+            "show_posterior": opts.show_posterior,
+        }
+        chunk = opts.concurrency if probe.is_async else 1
+        for start in range(0, len(items), chunk):
+            batch = list(enumerate(items[start : start + chunk], start + 1))
+            results = await asyncio.gather(
+                *(_play_item(ctx, lib, opts, item, i, session, base, services, feedback) for i, item in batch)
+            )
+            for (i, item), rows in zip(batch, results, strict=True):  # written in item order
+                writers["stages"].write_rows(rows)
+                writers["scenarios"].write_rows([scenario_row(lib, base, item, i, rows)])
+                writers["predictions"].write_rows(prediction_rows(base, item, i, rows))
+                ctx.count("scenarios", 1)
+                ctx.count("decisions", len(rows))
+                bar.update(1)
