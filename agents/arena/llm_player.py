@@ -54,10 +54,9 @@ class LLMPlayer(ArenaPlayer):
         self.client = client
         self.model = self.model or model
         self.sample = sample
-        if self.structured_output is None:
-            self.structured_output = (
-                structured_output if structured_output in ("schema", "json_object") else "schema"
-            )
+        if self.structured_output is None:  # follow the model config when it says, else JSON schema
+            known = ("schema", "json_object", "none")
+            self.structured_output = structured_output if structured_output in known else "schema"
 
     @property
     def model_name(self) -> str:
