@@ -83,8 +83,39 @@ def resample_weights(n_clusters: int, n_resamples: int, seed: int | np.random.Ge
     if n_resamples < 1:
         raise ValueError(f"resample_weights needs at least 1 resample, got {n_resamples}")
     rng = _as_generator(seed)
-    pvals = np.full(n_clusters, 1.0 / n_clusters)
-    return rng.multinomial(n_clusters, pvals, size=n_resamples)
+    # Equivalent to rng.multinomial(n_clusters, uniform, size=n_resamples) but O(R·n) vectorised:
+    # draw every cluster index at once and count them per resample row.
+    idx = rng.integers(0, n_clusters, size=(n_resamples, n_clusters))
+    flat = idx + (np.arange(n_resamples) * n_clusters)[:, None]
+    return np.bincount(flat.ravel(), minlength=n_resamples * n_clusters).reshape(n_resamples, n_clusters)
+
+
+CHUNK_ELEMENTS = 1 << 22
+"""Largest weight block (resamples × clusters) materialised at once by :func:`bootstrap_totals`."""
+
+
+def bootstrap_totals(
+    per_cluster: np.ndarray, n_resamples: int, seed: int | np.random.Generator
+) -> np.ndarray:
+    """Resampled column totals of a (clusters × k) matrix of per-cluster sums.
+
+    Equivalent to ``resample_weights(n, R, seed) @ per_cluster`` but computed in row blocks so memory stays
+    bounded for many clusters.
+
+    Returns:
+        Float array of shape ``(n_resamples, k)``.
+    """
+    m = np.asarray(per_cluster, dtype=float)
+    if m.ndim == 1:
+        m = m[:, None]
+    n = m.shape[0]
+    rng = _as_generator(seed)
+    step = max(1, CHUNK_ELEMENTS // max(n, 1))
+    out = np.empty((n_resamples, m.shape[1]))
+    for start in range(0, n_resamples, step):  # a few blocks, not one iteration per resample
+        rows = min(step, n_resamples - start)
+        out[start : start + rows] = resample_weights(n, rows, rng).astype(np.float64) @ m  # BLAS
+    return out
 
 
 def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:

@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from analysis.stats import MIN_CLUSTERS, Interval, percentile_interval, resample_weights
+from analysis.stats import MIN_CLUSTERS, Interval, bootstrap_totals, percentile_interval
 from analysis.trust.loader import TrustData
 from analysis.trust.published import published_anchor
 from analysis.trust.schedules import schedule_sort_key
@@ -103,15 +103,21 @@ def cluster_ids(frame: pd.DataFrame, memoryless: bool) -> pd.Series:
 
 
 def _ratio_block(
-    sums: pd.DataFrame, pairs: Sequence[tuple[str, str, str]], weights: np.ndarray | None, level: float
+    sums: pd.DataFrame,
+    pairs: Sequence[tuple[str, str, str]],
+    n_resamples: int,
+    rng: np.random.Generator,
+    level: float,
 ) -> tuple[dict[str, Interval], dict[str, np.ndarray]]:
-    """Intervals for several ratios sharing the cluster sums ``sums`` and one weight matrix."""
+    """Intervals for several ratios sharing the cluster sums ``sums`` and one set of resampled clusters."""
     out: dict[str, Interval] = {}
     samples: dict[str, np.ndarray] = {}
     n = len(sums)
-    if n and weights is not None:
+    weights = n >= MIN_CLUSTERS
+    if weights:
         cols = sorted({c for _, a, b in pairs for c in (a, b)})
-        boot = weights @ sums[cols].to_numpy(dtype=float)  # (R, k): every resampled total at once
+        # (R, k): every resampled total at once, one weight-matrix product
+        boot = bootstrap_totals(sums[cols].to_numpy(dtype=float), n_resamples, rng)
         col_index = {c: i for i, c in enumerate(cols)}
     for name, num, den in pairs:
         top = float(sums[num].sum()) if n else 0.0
@@ -123,7 +129,7 @@ def _ratio_block(
             out[name] = Interval(math.nan, math.nan, math.nan, n, f"{den} total is 0 (nothing to divide)")
             continue
         est = top / bottom
-        if weights is None:
+        if not weights:
             note = f"{n} cluster{'s' if n != 1 else ''} (< {MIN_CLUSTERS}); no interval"
             out[name] = Interval(est, math.nan, math.nan, n, note)
             continue
@@ -185,8 +191,7 @@ def compute_cells(
             sums = frame.groupby("cluster", sort=True)[["verifications", "partner_verifications",
                                                          "protective_verifications", "volunteers",
                                                          "rounds", "escaped", "one"]].sum()  # fmt: skip
-            weights = resample_weights(len(sums), n_resamples, rng) if len(sums) >= MIN_CLUSTERS else None
-            intervals, samples = _ratio_block(sums, pairs, weights, level)
+            intervals, samples = _ratio_block(sums, pairs, n_resamples, rng, level)
             for name, iv in intervals.items():
                 if not iv.note or iv.has_interval:
                     res.measures[name] = iv
@@ -197,9 +202,8 @@ def compute_cells(
             res.samples.update(samples)
         cols = sorted({c for pair in AGENT_MEASURES.values() for c in pair})
         asums = a.groupby("cluster", sort=True)[cols].sum()
-        weights = resample_weights(len(asums), n_resamples, rng) if len(asums) >= MIN_CLUSTERS else None
         pairs = [(m, num, den) for m, (num, den) in AGENT_MEASURES.items()]
-        intervals, samples = _ratio_block(asums, pairs, weights, level)
+        intervals, samples = _ratio_block(asums, pairs, n_resamples, rng, level)
         res.measures.update(intervals)
         res.samples.update(samples)
         results.append(res)
@@ -246,12 +250,11 @@ def anchor_cells(
                 .sum()
             )
             rng = cell_seed(seed, keys, "anchor")
-            weights = resample_weights(len(sums), n_resamples, rng) if len(sums) >= MIN_CLUSTERS else None
             pairs = [
                 ("volume", "verifications", "one"),
                 ("partner_share", "partner_verifications", "verifications"),
             ]
-            ivs, samples = _ratio_block(sums, pairs, weights, level)
+            ivs, samples = _ratio_block(sums, pairs, n_resamples, rng, level)
             schedules = ", ".join(sorted(set(sub["schedule"])))
             out[(model, agent, slot)] = AnchorCell(
                 f"data: memoryless D-correct games ({schedules}; {len(sub)} games)",
@@ -312,38 +315,63 @@ def compute_deltas(
 def per_game_curves(
     data: TrustData, *, n_resamples: int = 5000, seed: int = 0, level: float = 0.95
 ) -> pd.DataFrame:
-    """Volume and partner share by game index per cell (cluster = run at a fixed game index)."""
+    """Volume and partner share by game index per cell, with percentile intervals.
+
+    Each replicate session (``run_id`` × ``session``) holds one game per index, so in every cell the
+    sessions are resampled once, jointly for all game indices: one weight-matrix product gives every
+    index's resampled totals. An index with fewer than 3 sessions gets no interval (``*_note`` says so).
+    """
     g = _games_frame(data)
-    rows = []
-    for key_values, cg in g.groupby([*CELL_KEYS, "game"], sort=True):
-        keys = dict(zip([*CELL_KEYS, "game"], (str(v) for v in key_values), strict=True))
-        memoryless = keys["memory"] == "none"
-        sums = (
-            cg.assign(cluster=cluster_ids(cg, memoryless))
-            .groupby("cluster")[["verifications", "partner_verifications", "one"]]
-            .sum()
-        )
-        rng = cell_seed(seed, keys, f"game{keys['game']}")
-        weights = resample_weights(len(sums), n_resamples, rng) if len(sums) >= MIN_CLUSTERS else None
-        pairs = [
-            ("volume", "verifications", "one"),
-            ("partner_share", "partner_verifications", "verifications"),
-        ]
-        ivs, _ = _ratio_block(sums, pairs, weights, level)
-        dc = cg["d_correct"]
-        rows.append(
-            {
-                **{k: keys[k] for k in CELL_KEYS},
-                "game": int(keys["game"]),
-                "games": len(cg),
-                "d_correct_share": float(dc.mean()),
-                "verifications": int(cg["verifications"].sum()),
-                "partner_verifications": int(cg["partner_verifications"].sum()),
-                **{f"{m}{suffix}": getattr(iv, attr) for m, iv in ivs.items()
-                   for suffix, attr in (("", "estimate"), ("_low", "low"), ("_high", "high"), ("_note", "note"))},
-            }
+    alpha = (1 - level) / 2
+    frames = []
+    for key_values, cg in g.groupby(list(CELL_KEYS), sort=True):
+        keys = dict(zip(CELL_KEYS, (str(v) for v in key_values), strict=True))
+        session = cg["run_id"].astype(str) + "#" + cg["session"].astype(str)
+        wide = cg.assign(session=session).pivot_table(
+            index="session", columns="game", values=["verifications", "partner_verifications", "one", "d_correct"],
+            aggfunc="sum", fill_value=0,
         )  # fmt: skip
-    return pd.DataFrame(rows)
+        games = list(wide["one"].columns)
+        v = wide["verifications"].to_numpy(float)
+        p = wide["partner_verifications"].to_numpy(float)
+        n = wide["one"].to_numpy(float)
+        present = (n > 0).sum(axis=0)
+        out = pd.DataFrame({k: keys[k] for k in CELL_KEYS}, index=range(len(games)))
+        out["game"] = games
+        out["games"] = n.sum(axis=0).astype(int)
+        out["d_correct_share"] = wide["d_correct"].to_numpy(float).sum(axis=0) / n.sum(axis=0)
+        out["verifications"] = v.sum(axis=0).astype(int)
+        out["partner_verifications"] = p.sum(axis=0).astype(int)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["volume"] = v.sum(0) / n.sum(0)
+            out["partner_share"] = np.where(
+                v.sum(0) > 0, p.sum(0) / np.where(v.sum(0) > 0, v.sum(0), 1), np.nan
+            )
+        lows = {m: np.full(len(games), np.nan) for m in ("volume", "partner_share")}
+        highs = {m: np.full(len(games), np.nan) for m in ("volume", "partner_share")}
+        if len(wide) >= MIN_CLUSTERS:
+            boot = bootstrap_totals(np.hstack([v, p, n]), n_resamples, cell_seed(seed, keys, "curves"))
+            k = len(games)
+            bv, bp, bn = boot[:, :k], boot[:, k : 2 * k], boot[:, 2 * k :]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                vol = np.where(bn > 0, bv / np.where(bn > 0, bn, 1), np.nan)
+                share = np.where(bv > 0, bp / np.where(bv > 0, bv, 1), np.nan)
+            for m, s in (("volume", vol), ("partner_share", share)):
+                ok = np.isfinite(s).any(axis=0)
+                if ok.any():
+                    q = np.nanquantile(s[:, ok], [alpha, 1 - alpha], axis=0)
+                    lows[m][ok], highs[m][ok] = q[0], q[1]
+        for m in ("volume", "partner_share"):
+            few = present < MIN_CLUSTERS
+            lows[m][few] = np.nan
+            highs[m][few] = np.nan
+            out[f"{m}_low"], out[f"{m}_high"] = lows[m], highs[m]
+            note = np.where(few, [f"{c} session(s) (< {MIN_CLUSTERS}); no interval" for c in present], "")
+            if m == "partner_share":
+                note = np.where(v.sum(0) == 0, "no verifications at this game index", note)
+            out[f"{m}_note"] = note
+        frames.append(out)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def verification_by_round(data: TrustData, memory: str = "none") -> pd.DataFrame:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.stats import MIN_CLUSTERS, resample_weights
+from analysis.stats import MIN_CLUSTERS, bootstrap_totals
 from analysis.trust.loader import TrustData
 from analysis.trust.measures import cell_seed, cluster_ids
 from analysis.trust.schema import CELL_KEYS
@@ -63,8 +63,8 @@ def kaplan_meier(
     low = np.full(grid.size, np.nan)
     high = np.full(grid.size, np.nan)
     if k >= MIN_CLUSTERS:
-        w = resample_weights(k, n_resamples, seed).astype(float)
-        boot = _km(w @ d, w @ at_risk)
+        totals = bootstrap_totals(np.hstack([d, at_risk]), n_resamples, seed)
+        boot = _km(totals[:, : grid.size], totals[:, grid.size :])
         alpha = (1 - level) / 2
         low, high = np.quantile(boot, [alpha, 1 - alpha], axis=0)
     return pd.DataFrame(
