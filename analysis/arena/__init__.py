@@ -1,0 +1,1 @@
+"""Arena (iterated prisoner's dilemma) analysis: payoffs, cooperation, retaliation/forgiveness, figures."""

@@ -1,0 +1,104 @@
+"""``python -m analysis arena DIR... --out REPORT_DIR``."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.arena.figures import match_grid, tournament_payoffs
+from analysis.arena.measures import per_match
+from analysis.arena.tables import measure_table, payoff_matrix, tournament_table
+from analysis.rundirs import RunDirError, discover_runs, read_tables
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register the ``arena`` subcommand."""
+    p = subparsers.add_parser(
+        "arena",
+        help="iterated prisoner's dilemma: payoffs, cooperation, retaliation, tournament table, grid figure",
+        description="Tables and figures for arena run directories (moves.csv).",
+    )
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="run or sweep directories")
+    p.add_argument("--out", required=True, type=Path, help="report directory (created)")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument(
+        "--grid-matches", type=int, default=60, help="matches shown in the grid figure (default 60)"
+    )
+    p.add_argument("--include-incomplete", action="store_true", help="also analyse running/failed runs")
+    p.set_defaults(func=run)
+    return p
+
+
+def _fmt(row: pd.Series, name: str, digits: int = 2) -> str:
+    est, lo, hi = row[name], row[f"{name}_low"], row[f"{name}_high"]
+    if isinstance(est, float) and math.isnan(est):
+        return "n/a"
+    if math.isnan(lo):
+        return f"{est:.{digits}f}"
+    return f"{est:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the arena analysis; returns the exit code."""
+    if args.resamples < 1 or args.grid_matches < 1:
+        print("arena: --resamples and --grid-matches must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        found = discover_runs(args.dirs, include_incomplete=args.include_incomplete, game="arena")
+        if not found.runs:
+            raise RunDirError(f"no arena run directories ({found.report() or 'no manifest.json found'})")
+        moves = read_tables(found.runs, "moves.csv", cell_keys=False)
+        if moves.empty:
+            raise RunDirError("none of the arena runs has a non-empty moves.csv")
+        pm = per_match(moves)
+    except (RunDirError, ValueError) as exc:
+        print(f"arena: {exc}", file=sys.stderr)
+        return 2
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    table = tournament_table(pm, args.resamples, args.seed)
+    table.to_csv(out / "tournament.csv", index=False)
+    pairs = measure_table(pm, ["player", "model", "opponent"], args.resamples, args.seed)
+    pairs.to_csv(out / "pairs.csv", index=False)
+    payoff_matrix(pm).to_csv(out / "payoff_matrix.csv")
+    pm.drop(columns=["one"], errors="ignore").to_csv(out / "per_match.csv", index=False)
+    grid, shown = match_grid(moves, out / "match_grid.png", args.grid_matches)
+    tournament_payoffs(table, out / "tournament_payoffs.png")
+    lines = [
+        "# Arena report",
+        "",
+        f"{len(found.runs)} run(s), {pm['cluster'].nunique()} matches, {int(pm['rounds'].sum()) // 2} rounds. "
+        f"Intervals: 95% percentile cluster bootstrap over matches ({args.resamples} resamples, seed {args.seed}).",
+        "Retaliation = P(D next | own C, opponent D); forgiveness = P(C next | own D after an opponent D, "
+        "opponent back to C). First defection: mean round among matches with a defection.",
+        "",
+        "## Tournament table",
+        "",
+        "| rank | player | model | matches | payoff/round | cooperation | mutual C | retaliation | forgiveness | first D | defected |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for _, r in table.iterrows():
+        cells = [str(r["rank"]), str(r["player"]), str(r["model"]), str(r["matches"])]
+        cells += [
+            _fmt(r, m)
+            for m in ("payoff_per_round", "cooperation", "mutual_cooperation", "retaliation", "forgiveness")
+        ]
+        cells += [_fmt(r, "first_defection", 1), _fmt(r, "defected_share")]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", f"![match grid]({grid.name}) (first {shown} matches; green CC, orange CD, blue DC, red DD)"]
+    lines += [
+        "",
+        "Files: tournament.csv, pairs.csv, payoff_matrix.csv, per_match.csv, match_grid.png, tournament_payoffs.png",
+    ]
+    if found.excluded:
+        lines += ["", "## Excluded runs", "", "```", found.report(), "```"]
+    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(
+        f"arena: {pm['cluster'].nunique()} matches from {len(found.runs)} run(s); report: {out / 'report.md'}"
+    )
+    return 0
