@@ -90,7 +90,7 @@ def per_game_bars(curves: pd.DataFrame, out_dir: Path) -> FigureResult:
             ax.bar(sub["game"], partner, color="tab:red", label="partner's puzzle")
             ax.bar(sub["game"], rest, bottom=partner, color="tab:gray", label="other puzzles")
             for g in sub.loc[sub["d_correct_share"] < 1, "game"]:
-                ax.axvspan(g - 0.5, g + 0.5, color="gold", alpha=0.25, lw=0)
+                ax.axvspan(g - 0.5, g + 0.5, color="gold", alpha=0.25, lw=0, zorder=0)
             ax.set_title(f"{model} — {schedule}", fontsize=9)
             ax.set_xlabel("game")
             ax.set_ylabel("verifications / game")
@@ -138,7 +138,7 @@ def recovery(curves: pd.DataFrame, out_dir: Path) -> FigureResult:
         sub = curves[curves["schedule"] == schedule]
         fail = sorted(sub.loc[sub["d_correct_share"] < 1, "game"].unique())
         for g in fail:
-            ax.axvspan(g - 0.5, g + 0.5, color="gold", alpha=0.3, lw=0)
+            ax.axvspan(g - 0.5, g + 0.5, color="gold", alpha=0.3, lw=0, zorder=0)
         for i, ((model, memory), m) in enumerate(sub.groupby(["model", "memory"], sort=True)):
             m = m.sort_values("game")
             ax.plot(m["game"], m["volume"], marker="o", ms=3, color=f"C{i % 10}", label=f"{model} ({memory})")

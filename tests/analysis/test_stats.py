@@ -158,3 +158,25 @@ def test_interval_contains_estimate_for_sums(pairs: list[tuple[int, int]], seed:
     lo_bound = min(n / d for n, d in pairs)
     hi_bound = max(n / d for n, d in pairs)
     assert lo_bound - 1e-12 <= iv.low <= iv.high <= hi_bound + 1e-12
+
+
+def test_bootstrap_totals_equals_weight_product_and_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    import analysis.stats as stats
+
+    m = np.random.default_rng(0).integers(0, 5, size=(40, 3)).astype(float)
+    full = stats.bootstrap_totals(m, 300, 7)
+    assert np.allclose(full, resample_weights(40, 300, 7) @ m)
+    monkeypatch.setattr(stats, "CHUNK_ELEMENTS", 400)  # 10 resamples per block
+    blocked = stats.bootstrap_totals(m, 300, 7)
+    assert blocked.shape == (300, 3)
+    # every resample keeps the cluster count: totals of a column of ones equal n
+    ones = stats.bootstrap_totals(np.ones(40), 300, 7)
+    assert np.all(ones == 40)
+    assert blocked.mean(axis=0) == pytest.approx(m.sum(axis=0), rel=0.05)
+
+
+def test_resample_weights_is_multinomial() -> None:
+    # Counts of one cluster across resamples follow Binomial(n, 1/n): mean 1, variance (n-1)/n.
+    w = resample_weights(10, 40000, 5)
+    assert w[:, 0].mean() == pytest.approx(1.0, abs=0.02)
+    assert w[:, 0].var() == pytest.approx(0.9, abs=0.03)
