@@ -22,6 +22,7 @@ import yaml
 from games.reliance.processes import expand_blueprint
 from games.reliance.spec import Scenario, ScenarioError, parse_scenario
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 PACKAGE_DIR = Path(__file__).resolve().parent
 BLUEPRINT_DIR = PACKAGE_DIR / "blueprints"
 SCENARIO_DIR = PACKAGE_DIR / "scenarios"
@@ -29,7 +30,7 @@ SCENARIO_DIR = PACKAGE_DIR / "scenarios"
 
 def _read(path: Path) -> Mapping[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except yaml.YAMLError as exc:
         raise ScenarioError(str(path), "<file>", f"invalid YAML: {exc}") from exc
     except OSError as exc:

@@ -16,7 +16,7 @@ import numpy as np
 
 from agents.reliance.base import Choice, DecisionView, ReliancePolicy
 from games.reliance.items import Item
-from games.reliance.simulate import sample_initial, step
+from games.reliance.simulate import draw, sample_initial, step
 from games.reliance.solver import Node, Solution
 from games.reliance.text import observation_text, posterior_text, rules_text
 from trustsim.seeding import Seeder
@@ -87,7 +87,7 @@ class RelianceModel(mesa.Model):
             self.state = sample_initial(self.comp, feedback.rng("initial", self.scn.id))
         else:  # the true state is drawn from the posterior at the pair's node
             b = node.belief
-            self.state = int(feedback.rng("pair", item.id).choice(len(b), p=b / b.sum()))
+            self.state = draw(np.cumsum(b), feedback.rng("pair", item.id))
         self.decisions_left = 1 if item.pair is not None else len(self.scn.stages)
         self.rows: list[dict[str, Any]] = []
         self.choice: Choice | None = None

@@ -13,7 +13,7 @@ The same tables drive the generative sampler (true state, outcome, observation).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,28 +22,47 @@ from games.reliance.spec import Action, Scenario
 NONE_OBS = "nothing observed"
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """One way a stage can play out from a hidden state (for the generative sampler)."""
-
-    prob: float
-    obs: int
-    success: bool | None
-    pending: int
-
-
 @dataclass
 class CompiledAction:
-    """The matrices of one action at one stage."""
+    """The matrices of one action at one stage.
+
+    ``W[b, j, p2, k]`` is the probability, from joint mode ``j``, of the stage's own observation ``b``
+    (``base[b]``), the new pending report ``p2`` and job result ``k`` (0 failure, 1 success, 2 no job).
+    The full observation adds the revealed pending report ``p`` of the current hidden state:
+    ``obs[o]`` with ``o = b * len(reveal) + reveal.index(p)``.
+    """
 
     name: str
-    stage: int
     cost: np.ndarray  # (S,)
     success: np.ndarray | None  # (S,) P(job success | s); None for actions without a job
     obs: tuple[str, ...]
     M: np.ndarray  # (O, S, S)
     kernel: np.ndarray  # (J, J) mode transition after the stage
-    outcomes: tuple[tuple[Outcome, ...], ...]  # per hidden state
+    W: np.ndarray  # (B, J, P, 3)
+    reveal: tuple[int, ...]  # pending indices that can be present at this stage
+    Msum: np.ndarray = field(default=None)  # type: ignore[assignment]  # (S, S) ignoring the observation
+    obs_index: dict[str, int] = field(default_factory=dict)
+
+    M2: np.ndarray = field(default=None)  # type: ignore[assignment]  # (S, O * S): b @ M2 = all b @ M[o]
+    _cum: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        self.Msum = self.M.sum(axis=0)
+        n_obs, n_states, _ = self.M.shape
+        self.M2 = np.ascontiguousarray(self.M.transpose(1, 0, 2).reshape(n_states, n_obs * n_states))
+        self.obs_index = {o: i for i, o in enumerate(self.obs)}
+
+    def sample(self, state: int, n_pending: int, rng: np.random.Generator) -> tuple[int, bool | None, int]:
+        """Draw (observation index, job success or None, new pending index) from hidden ``state``."""
+        j, p = divmod(state, n_pending)
+        if self._cum is None:
+            flat_w = self.W.transpose(1, 0, 2, 3).reshape(self.W.shape[1], -1)
+            self._cum = np.cumsum(flat_w / flat_w.sum(axis=1, keepdims=True), axis=1)
+        cum = self._cum[j]
+        flat = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), len(cum) - 1)
+        b, rest = divmod(flat, self.W.shape[2] * 3)
+        newp, k = divmod(rest, 3)
+        return b * len(self.reveal) + self.reveal.index(p), (None if k == 2 else bool(k)), newp
 
 
 @dataclass
@@ -135,10 +154,75 @@ def _channel_kernel(scn: Scenario, ch: str, a: Action, stage: int) -> np.ndarray
     return K
 
 
+def _compile_action(
+    scn: Scenario,
+    a: Action,
+    t: int,
+    loss: float,
+    joint: tuple[tuple[str, ...], ...],
+    pending: list[str],
+    reach: tuple[int, ...],
+) -> CompiledAction:
+    names = scn.channel_names
+    J, P = len(joint), len(pending)
+    K = _channel_kernel(scn, names[0], a, t)
+    for ch in names[1:]:
+        K = np.kron(K, _channel_kernel(scn, ch, a, t))
+    cost_j = np.zeros(J)
+    succ_j = np.zeros(J)
+    base_index: dict[str, int] = {}
+    cells: list[tuple[int, int, int, int, float]] = []
+    for j, modes in enumerate(joint):
+        recs = _feedback_records(a, dict(zip(names, modes, strict=True)))
+        sig = [(1.0, "")]
+        if a.signal is not None:
+            m = modes[names.index(a.signal.channel)]
+            sig = [(row[m], f"{a.signal.name}:{lab}") for lab, row in a.signal.outcomes.items()]
+        c_j = a.fee
+        for pr, _, ok in recs:
+            if ok is not None:
+                c_j += pr * (a.success_fee if ok else loss * a.loss_share)
+                succ_j[j] += pr * ok
+        cost_j[j] = c_j
+        for (pr, fb, ok), (ps, sk) in itertools.product(recs, sig):
+            w = pr * ps
+            if w <= 0:
+                continue
+            base = sk if a.delay else "; ".join(x for x in (fb, sk) if x)
+            b = base_index.setdefault(base, len(base_index))
+            newp = pending.index(fb) if (a.delay and fb) else 0
+            cells.append((b, j, newp, 2 if ok is None else int(ok), w))
+    W = np.zeros((len(base_index), J, P, 3))
+    for b, j, newp, k, w in cells:
+        W[b, j, newp, k] += w
+    obs = tuple(
+        "; ".join(x for x in (base, f"late[{pending[p]}]" if pending[p] else "") if x) or NONE_OBS
+        for base in base_index
+        for p in reach
+    )
+    R = len(reach)
+    Wo = W.sum(axis=3)  # (B, J, P2)
+    # M[(b, r), (j, p), (j2, p2)] = Wo[b, j, p2] * K[j, j2] * [p == reach[r]]
+    M = np.zeros((len(base_index), R, J, P, J, P))
+    core = Wo[:, :, None, :] * K[None, :, :, None]  # (B, J, J2, P2)
+    for r, p in enumerate(reach):
+        M[:, r, :, p, :, :] = core
+    M = M.reshape(len(obs), J * P, J * P)
+    return CompiledAction(
+        a.name,
+        np.repeat(cost_j, P),
+        np.repeat(succ_j, P) if a.does_job else None,
+        obs,
+        M,
+        K,
+        W,
+        reach,
+    )
+
+
 def compile_scenario(scn: Scenario) -> CompiledScenario:
     """Build the belief-space matrices of every (stage, admissible action)."""
     joint = tuple(itertools.product(*(c.modes for c in scn.channels)))
-    names = scn.channel_names
     pending = [""]
     for a in scn.actions.values():
         if a.delay:
@@ -152,51 +236,19 @@ def compile_scenario(scn: Scenario) -> CompiledScenario:
     for j, modes in enumerate(joint):
         prior[j * P] = scn.prior[modes]
     stages = []
+    cache: dict[tuple[str, float, tuple[int, ...], tuple[int, ...]], CompiledAction] = {}
+    reach = (0,)
     for t, stage in enumerate(scn.stages):
         acts: dict[str, CompiledAction] = {}
+        next_reach: set[int] = set()
         for name in stage.actions:
             a = scn.actions[name]
-            K = np.ones((1, 1))
-            for ch in names:
-                K = np.kron(K, _channel_kernel(scn, ch, a, t))
-            cost = np.zeros(S)
-            succ = np.zeros(S) if a.does_job else None
-            obs_index: dict[str, int] = {}
-            entries: list[list[Outcome]] = [[] for _ in range(S)]
-            for j, modes in enumerate(joint):
-                recs = _feedback_records(a, dict(zip(names, modes, strict=True)))
-                sig = [(1.0, "")]
-                if a.signal is not None:
-                    m = modes[names.index(a.signal.channel)]
-                    sig = [(row[m], f"{a.signal.name}:{lab}") for lab, row in a.signal.outcomes.items()]
-                c_j = a.fee
-                s_j = 0.0
-                for pr, _, ok in recs:
-                    if ok is not None:
-                        c_j += pr * (a.success_fee if ok else stage.loss * a.loss_share)
-                        s_j += pr * ok
-                for p in range(P):
-                    s = j * P + p
-                    cost[s] = c_j
-                    if succ is not None:
-                        succ[s] = s_j
-                    for (pr, fb, ok), (ps, sk) in itertools.product(recs, sig):
-                        w = pr * ps
-                        if w <= 0:
-                            continue
-                        parts = [sk] if a.delay else [fb, sk]
-                        if pending[p]:
-                            parts.append(f"late[{pending[p]}]")
-                        key = "; ".join(x for x in parts if x) or NONE_OBS
-                        o = obs_index.setdefault(key, len(obs_index))
-                        newp = pending.index(fb) if (a.delay and fb) else 0
-                        entries[s].append(Outcome(w, o, ok, newp))
-            obs = tuple(obs_index)
-            M = np.zeros((len(obs), S, S))
-            for s in range(S):
-                j = s // P
-                for e in entries[s]:
-                    M[e.obs, s, e.pending :: P] += e.prob * K[j]
-            acts[name] = CompiledAction(name, t, cost, succ, obs, M, K, tuple(tuple(e) for e in entries))
+            moving = tuple(i for i, tr in enumerate(scn.transitions) if tr.after == t + 1)
+            key = (name, stage.loss, moving, reach)
+            if key not in cache:
+                cache[key] = _compile_action(scn, a, t, stage.loss, joint, pending, reach)
+            acts[name] = cache[key]
+            next_reach.update(int(x) for x in np.nonzero(cache[key].W.sum(axis=(0, 1, 3)))[0])
         stages.append(acts)
+        reach = tuple(sorted(next_reach))
     return CompiledScenario(scn, joint, tuple(pending), prior, tuple(stages))

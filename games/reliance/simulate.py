@@ -25,9 +25,14 @@ class StepResult:
     next_state: int
 
 
+def draw(cum: np.ndarray, rng: np.random.Generator) -> int:
+    """Inverse-CDF draw from an (unnormalised) cumulative weight vector."""
+    return min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), len(cum) - 1)
+
+
 def sample_initial(comp: CompiledScenario, rng: np.random.Generator) -> int:
     """Draw the true hidden state from the prior."""
-    return int(rng.choice(comp.n_states, p=comp.prior / comp.prior.sum()))
+    return draw(np.cumsum(comp.prior), rng)
 
 
 def step(comp: CompiledScenario, stage: int, action: str, state: int, rng: np.random.Generator) -> StepResult:
@@ -35,15 +40,13 @@ def step(comp: CompiledScenario, stage: int, action: str, state: int, rng: np.ra
     ca = comp.stages[stage - 1][action]
     a = comp.scenario.actions[action]
     loss = comp.scenario.stages[stage - 1].loss
-    entries = ca.outcomes[state]
-    probs = np.array([e.prob for e in entries])
-    e = entries[int(rng.choice(len(entries), p=probs / probs.sum()))]
+    o, success, newp = ca.sample(state, len(comp.pending), rng)
     j, _ = comp.split(state)
-    j2 = int(rng.choice(len(comp.joint), p=ca.kernel[j] / ca.kernel[j].sum()))
+    j2 = draw(np.cumsum(ca.kernel[j]), rng)
     cost = a.fee
-    if e.success is not None:
-        cost += a.success_fee if e.success else loss * a.loss_share
-    return StepResult(ca.obs[e.obs], e.success, cost, comp.state(j2, e.pending))
+    if success is not None:
+        cost += a.success_fee if success else loss * a.loss_share
+    return StepResult(ca.obs[o], success, cost, comp.state(j2, newp))
 
 
 Policy = Callable[[Node], str]
@@ -63,7 +66,7 @@ def rollout(
     """
     comp = sol.compiled
     b = node.belief
-    state = int(rng.choice(comp.n_states, p=b / b.sum()))
+    state = draw(np.cumsum(b), rng)
     total = 0.0
     current: Node | None = node
     action = first

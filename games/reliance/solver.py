@@ -35,8 +35,13 @@ class Node:
     imm: np.ndarray  # immediate expected cost per action
     q: np.ndarray = field(default_factory=lambda: np.zeros(0))
     v: float = 0.0
-    # per action: list of (observation key, probability, child id or None when the episode ends)
-    branches: list[list[tuple[str, float, int | None]]] = field(default_factory=list)
+    # per action: (observation keys, probabilities, child ids); child -1 = the episode ends after it
+    links: list[tuple[tuple[str, ...], np.ndarray, np.ndarray]] = field(default_factory=list)
+
+    @property
+    def branches(self) -> list[list[tuple[str, float, int | None]]]:
+        """Per action: (observation key, probability, child id or None when the episode ends)."""
+        return [self.branch(a) for a in self.actions]
 
     def qof(self, action: str) -> float:
         return float(self.q[self.actions.index(action)])
@@ -62,7 +67,12 @@ class Node:
         return (self.qof(action) - self.v) / rng
 
     def branch(self, action: str) -> list[tuple[str, float, int | None]]:
-        return self.branches[self.actions.index(action)]
+        obs, probs, kids = self.links[self.actions.index(action)]
+        return [
+            (obs[o], float(probs[o]), None if kids[o] < 0 else int(kids[o]))
+            for o in range(len(obs))
+            if probs[o] > PROB_EPS
+        ]
 
 
 @dataclass
@@ -72,6 +82,7 @@ class Solution:
     compiled: CompiledScenario
     nodes: list[Node]
     locks: list[frozenset[str] | None]
+    _adaptation: float | None = None
 
     @property
     def scenario(self) -> Scenario:
@@ -83,13 +94,15 @@ class Solution:
 
     @property
     def n_branches(self) -> int:
-        return sum(len(b) for n in self.nodes for b in n.branches)
+        return int(sum(int((p > PROB_EPS).sum()) for n in self.nodes for _, p, _ in n.links))
 
     def child(self, node: Node, action: str, obs: str) -> Node | None:
-        for key, _, child in node.branch(action):
-            if key == obs:
-                return None if child is None else self.nodes[child]
-        raise KeyError(f"observation {obs!r} is impossible after {action!r} at node {node.id}")
+        _keys, probs, kids = node.links[node.actions.index(action)]
+        ca = self.compiled.stages[node.stage - 1][action]
+        o = ca.obs_index.get(obs)
+        if o is None or probs[o] <= PROB_EPS:
+            raise KeyError(f"observation {obs!r} is impossible after {action!r} at node {node.id}")
+        return None if kids[o] < 0 else self.nodes[int(kids[o])]
 
     def test_benefit(self, node: Node, action: str) -> float | None:
         """B(a) = Q*(skip) − [Q*(a) − fee(a)], with the fee relative to the counterpart; None if no counterpart."""
@@ -107,96 +120,127 @@ class Solution:
     def best_fixed_sequence(self) -> tuple[float, tuple[str, ...]]:
         """The best open-loop action sequence (ignores all feedback) and its expected cost."""
         comp = self.compiled
-        frontier: list[tuple[np.ndarray, frozenset[str] | None, float, tuple[str, ...]]] = [
-            (comp.prior, None, 0.0, ())
-        ]
+        acts = comp.scenario.actions
+        # frontier per lock: (beliefs (n, S), costs (n,), sequences)
+        frontier: dict[frozenset[str] | None, tuple[np.ndarray, np.ndarray, list[tuple[str, ...]]]] = {
+            None: (comp.prior[None, :], np.zeros(1), [()])
+        }
         for t, stage in enumerate(comp.scenario.stages):
-            nxt = []
-            for b, lock, cost, seq in frontier:
+            nxt: dict[frozenset[str] | None, list[tuple[np.ndarray, np.ndarray, list[tuple[str, ...]]]]] = {}
+            for lock, (B, costs, seqs) in frontier.items():
                 for name in stage.actions:
-                    if (name not in lock) if lock is not None else comp.scenario.actions[name].locked_only:
+                    if (name not in lock) if lock is not None else acts[name].locked_only:
                         continue
                     ca = comp.stages[t][name]
-                    a = comp.scenario.actions[name]
-                    new_lock = frozenset(a.lock) if a.lock is not None else lock
-                    nxt.append((b @ ca.M.sum(axis=0), new_lock, cost + float(b @ ca.cost), (*seq, name)))
-            frontier = nxt
-        best = min(frontier, key=lambda x: x[2])
-        return best[2], best[3]
+                    new_lock = frozenset(acts[name].lock) if acts[name].lock is not None else lock
+                    nxt.setdefault(new_lock, []).append(
+                        (B @ ca.Msum, costs + B @ ca.cost, [(*s, name) for s in seqs])
+                    )
+            frontier = {
+                k: (
+                    np.vstack([x[0] for x in v]),
+                    np.concatenate([x[1] for x in v]),
+                    [s for x in v for s in x[2]],
+                )
+                for k, v in nxt.items()
+            }
+        best_cost, best_seq = np.inf, ()
+        for _, costs, seqs in frontier.values():
+            i = int(np.argmin(costs))
+            if costs[i] < best_cost:
+                best_cost, best_seq = float(costs[i]), seqs[i]
+        return best_cost, best_seq
 
     def adaptation_value(self) -> float:
         """Best fixed sequence cost minus V* at the root (≥ 0; > 0 where adapting to feedback pays)."""
-        return self.best_fixed_sequence()[0] - self.root.v
+        if self._adaptation is None:
+            self._adaptation = self.best_fixed_sequence()[0] - self.root.v
+        return self._adaptation
 
 
 def solve(scn: Scenario | CompiledScenario) -> Solution:
-    """Solve every reachable node of a scenario exactly."""
+    """Solve every reachable node of a scenario exactly (forward enumeration, backward induction)."""
     comp = scn if isinstance(scn, CompiledScenario) else compile_scenario(scn)
     stages = comp.scenario.stages
+    acts = comp.scenario.actions
     T = len(stages)
     locks: list[frozenset[str] | None] = [None]
     lock_ids: dict[frozenset[str] | None, int] = {None: 0}
     nodes: list[Node] = []
+    admissible_cache: dict[tuple[int, int], tuple[str, ...]] = {}
 
     def admissible(t: int, lock: int) -> tuple[str, ...]:
-        ls = locks[lock]
-        acts = comp.scenario.actions
-        return tuple(a for a in stages[t].actions if (a in ls if ls is not None else not acts[a].locked_only))
+        key = (t, lock)
+        if key not in admissible_cache:
+            ls = locks[lock]
+            admissible_cache[key] = tuple(
+                a for a in stages[t].actions if (a in ls if ls is not None else not acts[a].locked_only)
+            )
+        return admissible_cache[key]
 
     def new_node(t: int, lock: int, belief: np.ndarray) -> Node:
-        acts = admissible(t, lock)
-        imm = np.array([float(belief @ comp.stages[t][a].cost) for a in acts])
-        node = Node(len(nodes), t + 1, lock, belief, acts, imm)
-        node.branches = [[] for _ in acts]
+        node = Node(len(nodes), t + 1, lock, belief, admissible(t, lock), np.zeros(0))
         nodes.append(node)
         return node
 
-    layers: list[list[Node]] = [[new_node(0, 0, comp.prior)]]
+    # groups[t]: (member node ids, action index per member, action name, probs (n, O), children (n, O))
+    groups: list[list[tuple[list[Node], int, np.ndarray, np.ndarray]]] = []
+    layer = [new_node(0, 0, comp.prior)]
     for t in range(T):
-        layer = layers[t]
         index: dict[tuple[int, bytes], Node] = {}
         nxt: list[Node] = []
-        groups: dict[int, list[Node]] = {}
+        by_lock: dict[int, list[Node]] = {}
         for n in layer:
-            groups.setdefault(n.lock, []).append(n)
-        for lock, members in groups.items():
+            by_lock.setdefault(n.lock, []).append(n)
+        layer_groups = []
+        for lock, members in by_lock.items():
             B = np.stack([n.belief for n in members])
-            for ai, name in enumerate(members[0].actions):
+            names = members[0].actions
+            imm = B @ np.stack([comp.stages[t][a].cost for a in names]).T  # (n, A)
+            for row, n in enumerate(members):
+                n.imm = imm[row]
+                n.links = [None] * len(names)  # type: ignore[list-item]
+            for ai, name in enumerate(names):
                 ca = comp.stages[t][name]
-                a = comp.scenario.actions[name]
+                a = acts[name]
+                new_lock = lock
                 if a.lock is not None:
                     key_l = frozenset(a.lock)
-                    new_lock = lock_ids.setdefault(key_l, len(locks))
-                    if new_lock == len(locks):
+                    if key_l not in lock_ids:
+                        lock_ids[key_l] = len(locks)
                         locks.append(key_l)
-                else:
-                    new_lock = lock
-                P = np.einsum("ns,osk->nok", B, ca.M)
+                    new_lock = lock_ids[key_l]
+                P = (B @ ca.M2).reshape(len(members), len(ca.obs), -1)
                 probs = P.sum(axis=2)
-                for row, n in enumerate(members):
-                    br = n.branches[ai]
-                    for o, key in enumerate(ca.obs):
-                        p = float(probs[row, o])
-                        if p <= PROB_EPS:
-                            continue
-                        if t == T - 1:
-                            br.append((key, p, None))
-                            continue
-                        post = P[row, o] / p
-                        k = (new_lock, np.round(post, KEY_DIGITS).tobytes())
+                kids = np.full(probs.shape, -1, dtype=np.int64)
+                if t < T - 1:
+                    rows, cols = np.nonzero(probs > PROB_EPS)
+                    post = P[rows, cols] / probs[rows, cols, None]
+                    rounded = np.round(post, KEY_DIGITS) + 0.0
+                    for i, (r, o) in enumerate(zip(rows.tolist(), cols.tolist(), strict=True)):
+                        k = (new_lock, rounded[i].tobytes())
                         child = index.get(k)
                         if child is None:
-                            child = new_node(t + 1, new_lock, post)
+                            child = new_node(t + 1, new_lock, post[i])
                             index[k] = child
                             nxt.append(child)
-                        br.append((key, p, child.id))
-        if t < T - 1:
-            layers.append(nxt)
-    for layer in reversed(layers):
-        for n in layer:
-            q = n.imm.copy()
-            for ai, br in enumerate(n.branches):
-                q[ai] += sum(p * nodes[c].v for _, p, c in br if c is not None)
-            n.q = q
-            n.v = float(q.min())
+                        kids[r, o] = child.id
+                for row, n in enumerate(members):
+                    n.links[ai] = (ca.obs, probs[row], kids[row])
+                layer_groups.append((members, ai, probs, kids))
+        groups.append(layer_groups)
+        layer = nxt
+    values = np.zeros(len(nodes) + 1)  # values[-1] = 0 stands for "episode over"
+    for t in range(T - 1, -1, -1):
+        touched: dict[int, Node] = {}
+        for members, ai, probs, kids in groups[t]:
+            cont = (probs * values[kids]).sum(axis=1)
+            for row, n in enumerate(members):
+                if not len(n.q):
+                    n.q = n.imm.copy()
+                    touched[n.id] = n
+                n.q[ai] += cont[row]
+        for n in touched.values():
+            n.v = float(n.q.min())
+            values[n.id] = n.v
     return Solution(comp, nodes, locks)
