@@ -1,0 +1,163 @@
+"""Post-hoc confidence extraction: sources, strict parsing, the LLM path (fake client and litellm mock)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from analysis.__main__ import main as analysis_main
+from trustsim.extract.__main__ import main as extract_main
+from trustsim.extract.extractor import SCHEMA, extract, parse_probability
+from trustsim.extract.sources import SourceError, arena_run, escape_room_reference, reference_runs
+from trustsim.llm.types import ChatResponse
+
+SHARED = Path("/work/shared/data/escape-room-v2/examples-74f0fd1")
+needs_shared = pytest.mark.skipif(not SHARED.exists(), reason="shared escape-room logs not present")
+
+
+class FakeClient:
+    """Answers by keyword: 'confident' → 0.9, else 0.3; remembers requests."""
+
+    def __init__(self) -> None:
+        self.requests: list = []
+
+    async def complete(self, req):  # type: ignore[no-untyped-def]
+        self.requests.append(req)
+        p = 0.9 if "confident" in req.messages[1]["content"].lower() else 0.3
+        return ChatResponse(json.dumps({"probability": p}), 50, 5, 0.0, False, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "p", "reason"),
+    [
+        ('{"probability": 0.8}', 0.8, None),
+        ('{"probability": 1}', 1.0, None),
+        ('{"probability": null}', None, "no_implied_probability"),
+        ('{"probability": 80}', None, "out_of_range"),
+        ('{"probability": "high"}', None, "not_a_number"),
+        ("0.8", None, "unparseable"),
+        ('{"p": 0.8}', None, "unparseable"),
+        ("", None, "unparseable"),
+    ],
+)
+def test_parse_probability_is_strict(text: str, p, reason) -> None:
+    assert parse_probability(text) == (p, reason)
+
+
+def test_schema_allows_null() -> None:
+    assert SCHEMA["required"] == ["probability"] and "null" in SCHEMA["properties"]["probability"]["type"]
+
+
+@needs_shared
+def test_escape_room_reference_items() -> None:
+    runs = reference_runs(SHARED)
+    assert len(runs) == 2
+    memoryless = next(r for r in runs if "memoryless" in r.name)
+    items = list(escape_room_reference(memoryless))
+    games = sorted(memoryless.glob("game_*.json"))
+    expected = sum(
+        1
+        for g in games
+        for rnd in json.loads(g.read_text())["rounds"]
+        for seat, text in (rnd.get("reasoning") or {}).items()
+        if seat != "D" and isinstance(text, str) and text.strip()
+    )
+    assert len(items) == expected > 0
+    assert {i.row["memory"] for i in items} == {"none"} and {i.row["schedule"] for i in items} == {"anchor"}
+    assert {i.outcome for i in items} == {1}  # D correct in every game of the anchor run
+    assert not any(i.text.startswith("DECISION") for i in items)
+    smooth = next(r for r in runs if "smooth" in r.name)
+    assert {i.row["schedule"] for i in escape_room_reference(smooth)} == {"smooth"}
+
+
+def test_missing_source_dir(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="no such directory"):
+        reference_runs(tmp_path / "nope")
+
+
+@needs_shared
+def test_fake_extraction_to_calibration_report(tmp_path: Path) -> None:
+    from trustsim.extract.output import write_outputs
+
+    items = [i for r in reference_runs(SHARED) for i in escape_room_reference(r)][:40]
+    assert len(items) == 40
+    client = FakeClient()
+    results = asyncio.run(extract(items, client, "fake"))
+    assert (
+        len(client.requests) == 40 and client.requests[0].params["response_format"]["type"] == "json_schema"
+    )
+    assert all(r.p in (0.3, 0.9) for r in results)
+    out = tmp_path / "ext"
+    write_outputs(
+        out, results, source="extracted:fake", game_type="escape_room", extractor_model="fake", sources=["x"]
+    )
+    preds = pd.read_csv(out / "predictions.csv")
+    assert set(preds["source"]) == {"extracted:fake"} and len(preds) == 40
+    assert analysis_main(["calibration", str(out), "--out", str(tmp_path / "rep"), "--resamples", "50"]) == 0
+    summary = pd.read_csv(tmp_path / "rep" / "summary.csv")
+    assert summary["source"].tolist() == ["extracted:fake"] and summary["n"].iloc[0] == 40
+
+
+@needs_shared
+def test_cli_with_litellm_mock_is_cached_on_rerun(tmp_path: Path, capsys) -> None:
+    model = {
+        "name": "mock-extractor",
+        "litellm_model": "openai/mock-extractor",
+        "structured_output": "schema",
+        "params": {"mock_response": json.dumps({"probability": 0.75})},
+    }
+    mf = tmp_path / "model.yaml"
+    mf.write_text(yaml.safe_dump(model))
+    args = [
+        str(SHARED),
+        "--out",
+        str(tmp_path / "out"),
+        "--model-file",
+        str(mf),
+        "--store",
+        str(tmp_path / "s.sqlite"),
+    ]
+    assert extract_main([*args, "--limit", "6"]) == 0
+    ext = pd.read_csv(tmp_path / "out" / "extractions.csv")
+    assert len(ext) == 6 and (ext["p"] == 0.75).all() and not ext["cached"].any()
+    assert extract_main([*args, "--limit", "6"]) == 0
+    assert pd.read_csv(tmp_path / "out" / "extractions.csv")["cached"].all()
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and manifest["counts"]["with_probability"] == 6
+    assert "6 texts" in capsys.readouterr().out
+
+
+def test_cli_bad_model(tmp_path: Path, capsys) -> None:
+    src = tmp_path / "logs" / "run1"
+    src.mkdir(parents=True)
+    (src / "experiment_settings.json").write_text("{}")
+    (src / "game_1.json").write_text(
+        json.dumps({"rounds": [{"round": 1, "reasoning": {"A": "REASONING: fine"}}]})
+    )
+    assert extract_main([str(tmp_path / "logs"), "--out", str(tmp_path / "o"), "--model", "nope"]) == 2
+    assert "model config" in capsys.readouterr().err
+
+
+def test_arena_reasoning_without_probability(run_job_dir, tmp_path: Path) -> None:
+    reply = json.dumps({"reasoning": "they seem nice", "move": "C", "p_opponent_cooperates": None})
+    code, run = run_job_dir(
+        [
+            "+experiment=ipd",
+            "agent=llm",
+            "game.rounds=3",
+            "model.name=mock",
+            "+model.litellm_model=openai/mock-model",
+            f"+model.params.mock_response='{reply}'",
+            f"llm.store_path={tmp_path / 'store.sqlite'}",
+        ]
+    )
+    assert code == 0
+    assert pd.read_csv(run / "predictions.csv")["p"].isna().all()  # missing stays missing
+    items = list(arena_run(run))
+    assert len(items) == 3 and all(i.outcome == 1 for i in items)  # tit-for-tat cooperated each round
+    assert items[0].row["subject"] == "tit_for_tat" and items[0].row["cluster"] == "s0m000"

@@ -1,0 +1,114 @@
+"""``python -m trustsim.extract SRC... --out DIR [--model smollm2]``: post-hoc confidence extraction.
+
+Every request goes through the LLM layer's request store, so an interrupted extraction resumes by
+re-running the same command (finished requests are replayed, not re-sent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import yaml
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from trustsim.errors import TrustsimError
+from trustsim.extract.extractor import extract
+from trustsim.extract.items import ReasoningItem
+from trustsim.extract.output import write_outputs
+from trustsim.extract.sources import SourceError, arena_run, escape_room_reference, reference_runs
+from trustsim.progress import make_progress
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+
+
+def collect(kind: str, sources: list[Path], limit: int | None) -> tuple[list[ReasoningItem], str]:
+    """All items of the given sources, in a stable order, and their game type."""
+    items: list[ReasoningItem] = []
+    if kind == "escape_room_reference":
+        for root in sources:
+            for run_dir in reference_runs(root):
+                items.extend(escape_room_reference(run_dir))
+        game = "escape_room"
+    elif kind == "arena":
+        for root in sources:
+            runs = sorted(p.parent for p in root.rglob("manifest.json")) if root.is_dir() else []
+            if not runs:
+                raise SourceError(f"{root}: no arena run directory (manifest.json) found")
+            for run_dir in runs:
+                items.extend(arena_run(run_dir))
+        game = "arena"
+    else:
+        raise SourceError(f"unknown source kind {kind!r}")
+    return (items[:limit] if limit else items), game
+
+
+def load_model(name: str | None, path: Path | None) -> dict:
+    """The model config: ``conf/model/<name>.yaml`` or an explicit YAML file."""
+    file = path or CONF / "model" / f"{name}.yaml"
+    if not file.exists():
+        raise SourceError(f"model config {file} not found (use --model NAME from conf/model or --model-file)")
+    return yaml.safe_load(file.read_text(encoding="utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point; returns the exit code."""
+    ap = argparse.ArgumentParser(prog="python -m trustsim.extract", description=__doc__.splitlines()[0])
+    ap.add_argument("sources", nargs="+", type=Path, help="log directories (searched recursively)")
+    ap.add_argument("--kind", choices=["escape_room_reference", "arena"], default="escape_room_reference")
+    ap.add_argument("--out", required=True, type=Path, help="output directory (a run directory for analysis)")
+    ap.add_argument(
+        "--model", default="smollm2", help="extractor model: conf/model/<name>.yaml (default smollm2)"
+    )
+    ap.add_argument("--model-file", type=Path, help="extractor model config YAML (overrides --model)")
+    ap.add_argument("--store", type=Path, help="request store path (default: conf/llm/default.yaml's)")
+    ap.add_argument("--limit", type=int, help="extract only the first N items (a quick look)")
+    args = ap.parse_args(argv)
+    try:
+        items, game = collect(args.kind, args.sources, args.limit)
+        if not items:
+            raise SourceError("no reasoning texts found in the sources")
+        model_cfg = load_model(args.model, args.model_file)
+        llm_cfg = yaml.safe_load((CONF / "llm" / "default.yaml").read_text(encoding="utf-8")) or {}
+        if args.store:
+            llm_cfg["store_path"] = str(args.store)
+        from trustsim.llm import build_client
+
+        client = build_client(model_cfg, llm_cfg)
+        name = str(model_cfg["name"])
+        bar = make_progress(len(items), f"extract ({name})", "auto")
+        try:
+            results = asyncio.run(
+                extract(
+                    items,
+                    client,
+                    name,
+                    structured_output=str(model_cfg.get("structured_output") or "schema"),
+                    on_done=lambda _: bar.update(1),
+                )
+            )
+        finally:
+            bar.close()
+            asyncio.run(client.aclose())
+        write_outputs(
+            args.out,
+            results,
+            source=f"extracted:{name}",
+            game_type=game,
+            extractor_model=name,
+            sources=[str(s) for s in args.sources],
+        )
+    except (SourceError, TrustsimError) as exc:
+        print(f"extract: {exc}", file=sys.stderr)
+        return 2
+    n = sum(r.p is not None for r in results)
+    print(f"extract: {len(results)} texts, {n} with a probability, {len(results) - n} missing -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

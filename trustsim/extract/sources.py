@@ -1,0 +1,148 @@
+"""Readers that turn logs into :class:`ReasoningItem` s."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from trustsim.extract.items import ReasoningItem
+
+SCHEDULE_TOKENS = ("mid2strike", "3strike", "2strike", "1strike", "recovery", "recur", "smooth", "dcorrect")
+_REASONING = re.compile(r"REASONING:\s*(.*)", re.DOTALL | re.IGNORECASE)
+PARTNER_SEAT = "D"
+
+
+class SourceError(ValueError):
+    """A log directory cannot be read (message names the file and the problem)."""
+
+
+def _schedule(name: str) -> str:
+    low = name.lower()
+    for token in SCHEDULE_TOKENS:
+        if token in low:
+            return {"recovery": "1strike", "dcorrect": "anchor"}.get(token, token)
+    return ""
+
+
+def reference_runs(root: Path) -> list[Path]:
+    """Escape-room-v2 run folders (those holding ``experiment_settings.json``) under ``root``, sorted."""
+    if not root.exists():
+        raise SourceError(f"{root}: no such directory")
+    return sorted(p.parent for p in root.rglob("experiment_settings.json"))
+
+
+def escape_room_reference(run_dir: Path) -> Iterator[ReasoningItem]:
+    """Items from one escape-room-v2 run folder: every reasoning text of seats A, B, C.
+
+    The question is whether the scripted partner D's capsule (puzzle Q4) holds the right answer; the
+    outcome is D's correctness in that game (``correctness_list[g-1]``; a missing entry meant D was wrong,
+    as in the reference). Cluster = the run folder (one session).
+    """
+    settings_path = run_dir / "experiment_settings.json"
+    try:
+        settings = json.loads(settings_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SourceError(f"{settings_path}: unreadable ({exc})") from None
+    correctness = _correctness_list(settings)
+    memory = "none" if "memoryless" in run_dir.name.lower() else "transcript"
+    schedule = _schedule(run_dir.name)
+    for g, path in enumerate(sorted(run_dir.glob("game_*.json")), start=1):
+        try:
+            game = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise SourceError(f"{path}: unreadable ({exc})") from None
+        d_correct = bool(correctness[g - 1]) if g - 1 < len(correctness) else False
+        models = {seat: str(cfg.get("model", "")) for seat, cfg in (game.get("agents_config") or {}).items()}
+        for rnd in game.get("rounds") or []:
+            for seat, raw in sorted((rnd.get("reasoning") or {}).items()):
+                if seat == PARTNER_SEAT or not isinstance(raw, str) or not raw.strip():
+                    continue
+                m = _REASONING.search(raw)
+                text = (m.group(1) if m else raw).strip()
+                yield ReasoningItem(
+                    text=text,
+                    question=(
+                        "that the answer in player D's capsule for puzzle Q4 is correct (player D is the "
+                        "partner whose answer the writer cannot check without paying to verify it)"
+                    ),
+                    outcome=int(d_correct),
+                    row={
+                        "run_id": run_dir.name,
+                        "game_type": "escape_room",
+                        "cluster": "s0",
+                        "model": models.get(seat, ""),
+                        "agent": "llm",
+                        "memory": memory,
+                        "schedule": schedule,
+                        "subject": PARTNER_SEAT,
+                        "subject_kind": "scripted_partner",
+                        "game": g,
+                        "round": int(rnd.get("round", 0)),
+                        "item": f"Q4:{seat}",
+                    },
+                )
+
+
+def _correctness_list(settings: dict) -> list:
+    for key in ("correctness_list", "d_correctness", "dummy_correctness"):
+        if isinstance(settings.get(key), list):
+            return settings[key]
+    for value in settings.values():
+        if isinstance(value, dict):
+            found = _correctness_list(value)
+            if found:
+                return found
+    return []
+
+
+def arena_run(run_dir: Path, only_missing: bool = True) -> Iterator[ReasoningItem]:
+    """Items from an arena run directory: ``move`` events with reasoning (by default only those whose
+    stated probability is missing). The outcome is the opponent's executed move that round."""
+    events_path = run_dir / "events.jsonl"
+    if not events_path.exists():
+        raise SourceError(f"{events_path}: missing")
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    run_id = str(manifest.get("run_id") or run_dir.name)
+    moves: dict[tuple, dict] = {}
+    starts: dict[str, dict] = {}
+    with events_path.open(encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                e = json.loads(line)
+            except json.JSONDecodeError:
+                break  # a truncated last line: keep what came before
+            if e.get("type") == "match_start":
+                starts[e["match"]] = e
+            elif e.get("type") == "move":
+                moves[(e["match"], e["round"], e["seat"])] = e
+    for (match, rnd, seat), e in sorted(moves.items()):
+        reasoning = e.get("reasoning") or ""
+        if not reasoning.strip() or (only_missing and e.get("p_opponent_cooperates") is not None):
+            continue
+        other = "B" if seat == "A" else "A"
+        opp = moves.get((match, rnd, other))
+        start = starts.get(match, {})
+        if opp is None:
+            continue
+        labels = start.get("players", {})
+        yield ReasoningItem(
+            text=reasoning.strip(),
+            question="that the other player cooperates in this round",
+            outcome=int(opp["executed"] == "C"),
+            row={
+                "run_id": run_id,
+                "game_type": "arena",
+                "cluster": match,
+                "model": start.get("models", {}).get(seat, ""),
+                "agent": start.get("agents", {}).get(seat, ""),
+                "memory": "",
+                "schedule": "",
+                "subject": labels.get(other, ""),
+                "subject_kind": "opponent",
+                "game": start.get("match_index", ""),
+                "round": rnd,
+                "item": seat,
+            },
+        )
