@@ -128,18 +128,18 @@ def run(ctx: JobContext) -> None:
     probe = _make_policy(
         options.agent_target, {k: v for k, v in cfg["agent"].items() if k != "name"}, options.memory
     )
+    model = _model_name(cfg) if probe.classifier.get("uses_llm") else probe.model_name
     ctx.set_cell(
         agent=options.agent,
-        model=probe.model_name if not probe.classifier.get("uses_llm") else _model_name(cfg),
+        model=model,
         schedule=options.schedule,
         memory=options.memory,
         partner_slot=options.partner_slot,
     )
     writers = {name: ctx.recorder.table(name, cols) for name, cols in TABLES.items()}
-    sessions = [SessionRunner(ctx, options, s) for s in range(cfg["runs"])]
-    bar = ctx.progress(len(sessions) * options.games, f"escape room {options.schedule}")
+    bar = ctx.progress(cfg["runs"] * options.games, f"escape room {options.schedule}")
     try:
-        asyncio.run(_play_all(ctx, sessions, writers, bar))
+        asyncio.run(_play_all(ctx, options, cfg["runs"], writers, bar))
     finally:
         bar.close()
 
@@ -150,11 +150,11 @@ def _model_name(cfg: dict[str, Any]) -> str:
 
 
 async def _play_all(
-    ctx: JobContext, sessions: list[SessionRunner], writers: dict[str, Any], bar: Any
+    ctx: JobContext, options: EscapeRoomOptions, runs: int, writers: dict[str, Any], bar: Any
 ) -> None:
-    """Sessions run one after another for scripted agents, concurrently for LLM agents.
-
-    Rows are written in session order either way, so tables are identical however sessions interleave.
+    """Sessions run one after another for scripted agents (built lazily, so memory stays flat), concurrently
+    for LLM agents. Rows are written in session order either way: tables are identical however sessions
+    interleave.
     """
 
     def write(rows: dict[str, list[dict[str, Any]]]) -> None:
@@ -164,13 +164,17 @@ async def _play_all(
         ctx.count("decisions", len(rows["decisions"]))
         bar.update(1)
 
-    ctx.count("sessions", len(sessions))
-    if not any(s.is_async for s in sessions):
-        for session in sessions:
-            async for _, rows in session.games():
+    ctx.count("sessions", runs)
+    first = SessionRunner(ctx, options, 0)
+    if not first.is_async:
+        async for _, rows in first.games():
+            write(rows)
+        for index in range(1, runs):
+            async for _, rows in SessionRunner(ctx, options, index).games():
                 write(rows)
         return
 
+    sessions = [first, *(SessionRunner(ctx, options, i) for i in range(1, runs))]
     buffers: list[list[dict[str, list[dict[str, Any]]]]] = [[] for _ in sessions]
     done = [False] * len(sessions)
     next_to_flush = 0
