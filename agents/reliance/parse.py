@@ -36,16 +36,19 @@ def _load(text: str) -> Any:
 
 
 def _confidence(value: Any) -> float | None:
+    """A probability in [0, 1]; "80%" and whole numbers up to 100 are read as percentages."""
+    percent = False
     if isinstance(value, str):
-        value = value.strip().rstrip("%")
+        text = value.strip()
+        percent = text.endswith("%")
         try:
-            value = float(value)
+            value = float(text.rstrip("%"))
         except ValueError:
             return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
     value = float(value)
-    if 1.0 < value <= 100.0:
+    if percent or (1.0 < value <= 100.0 and value.is_integer()):
         value /= 100.0
     return value if 0.0 <= value <= 1.0 else None
 

@@ -31,7 +31,7 @@ def _kernel_text(kernel: Mapping[str, Mapping[str, float]], modes: Sequence[str]
 def action_rules(scn: Scenario, a: Action) -> str:
     """One line describing an action's fees, reliance, information and effects."""
     bits = [f"{a.name}: {a.label}."]
-    if a.fee:
+    if a.fee and "fee" not in a.label.lower():
         bits.append(f"Fee {_money(a.fee)}.")
     if a.success_fee:
         bits.append(f"Pays {_money(a.success_fee)} on success.")
