@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
+import pytest
 
 from agents.escape_room.base import EscapeRoomPolicy, Services
 from agents.escape_room.partner import ScriptedPartner
@@ -50,9 +51,6 @@ def play(a_decisions: list[Decision], coins: int = 4):
     return asyncio.run(
         EscapeRoomModel(seed=1, game=1, options=options, policies=policies, partner_puzzle=4).play()
     )
-
-
-import pytest
 
 
 @pytest.mark.parametrize(
