@@ -85,8 +85,10 @@ def resample_weights(n_clusters: int, n_resamples: int, seed: int | np.random.Ge
     rng = _as_generator(seed)
     # Equivalent to rng.multinomial(n_clusters, uniform, size=n_resamples) but O(R·n) vectorised:
     # draw every cluster index at once and count them per resample row.
-    idx = rng.integers(0, n_clusters, size=(n_resamples, n_clusters))
-    flat = idx + (np.arange(n_resamples) * n_clusters)[:, None]
+    small = n_resamples * n_clusters < 2**31
+    dtype = np.int32 if small else np.int64
+    idx = rng.integers(0, n_clusters, size=(n_resamples, n_clusters), dtype=dtype)
+    flat = idx + (np.arange(n_resamples, dtype=dtype) * n_clusters)[:, None]
     return np.bincount(flat.ravel(), minlength=n_resamples * n_clusters).reshape(n_resamples, n_clusters)
 
 

@@ -27,6 +27,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--seed", type=int, default=0, help="bootstrap / fold seed (default 0)")
     p.add_argument("--level", type=float, default=0.95, help="interval coverage (default 0.95)")
     p.add_argument("--folds", type=int, default=5, help="cross-fitting folds (default 5)")
+    p.add_argument(
+        "--max-groups",
+        type=int,
+        default=100,
+        help="skip a breakdown with more levels than this (default 100)",
+    )
     p.add_argument("--source", action="append", help="keep only this confidence source (repeatable)")
     p.add_argument("--include-incomplete", action="store_true", help="also analyse running/failed runs")
     p.set_defaults(func=run)
@@ -35,7 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     """Run the calibration analysis; returns the exit code."""
-    if args.bins < 1 or args.resamples < 1 or args.folds < 2 or not 0 < args.level < 1:
+    if args.bins < 1 or args.resamples < 1 or args.folds < 2 or args.max_groups < 1 or not 0 < args.level < 1:
         print(
             "calibration: need --bins >= 1, --resamples >= 1, --folds >= 2 and 0 < --level < 1",
             file=sys.stderr,
@@ -51,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         if df.empty:
             print(f"calibration: no predictions with source in {args.source}", file=sys.stderr)
             return 2
-    settings = Settings(args.bins, args.resamples, args.seed, args.level, args.folds)
+    settings = Settings(args.bins, args.resamples, args.seed, args.level, args.folds, args.max_groups)
     written = build_report(df, args.out, settings, found.report())
     n_stated = int(df["p"].notna().sum())
     print(

@@ -22,7 +22,7 @@ def load_predictions(
 
     The returned frame has every contract column (missing optional ones are added empty), ``p`` and
     ``p_exact`` as floats (NaN = missing), ``outcome`` as 0/1 floats, and ``cluster_key`` =
-    ``run_id/cluster`` so clusters of different runs never merge.
+    ``run_id/cluster`` so clusters of different runs never merge (``cluster_id``: its integer code).
 
     Raises:
         RunDirError: when no run holds a predictions.csv, a required column is absent, or a value is invalid
@@ -67,12 +67,15 @@ def load_predictions(
     ):
         df[col] = df[col].astype("string").fillna("")
     df["cluster_key"] = df["run_id"] + "/" + df["cluster"]
+    df["cluster_id"] = pd.factorize(df["cluster_key"])[0]  # integer codes: fast grouping and resampling
     return df, found
 
 
 def _numeric(col: pd.Series, name: str) -> pd.Series:
     num = pd.to_numeric(col, errors="coerce")
-    junk = num.isna() & col.notna() & (col.astype("string").str.strip() != "")
-    if junk.any():
-        raise RunDirError(f"{PREDICTIONS}: column {name} has non-numeric value {col[junk].iloc[0]!r}")
+    suspect = num.isna() & col.notna()
+    if suspect.any():
+        junk = suspect & (col.astype("string").str.strip() != "")
+        if junk.any():
+            raise RunDirError(f"{PREDICTIONS}: column {name} has non-numeric value {col[junk].iloc[0]!r}")
     return num.astype(float)

@@ -39,9 +39,14 @@ def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: 
     written["summary"] = out_dir / "summary.csv"
     summary.to_csv(written["summary"], index=False)
     breakdowns: dict[str, pd.DataFrame] = {}
+    skipped: list[str] = []
     for name, col in BREAKDOWNS.items():
         vals = df[col].astype("string").fillna("")
         if not (vals != "").any():
+            continue
+        levels = int(vals.nunique())
+        if levels > settings.max_groups:
+            skipped.append(f"by_{name}: {levels} levels > --max-groups {settings.max_groups} (not written)")
             continue
         sub = df.assign(**{col: vals})
         table = measure_table(sub, [*BASE_KEYS, col], settings)
@@ -59,9 +64,8 @@ def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: 
     if evm is not None:
         written["expected_vs_met"] = evm
     written["report"] = out_dir / "report.md"
-    written["report"].write_text(
-        _markdown(summary, breakdowns, settings, written, excluded), encoding="utf-8"
-    )
+    text = _markdown(summary, breakdowns, settings, written, excluded, skipped)
+    written["report"].write_text(text, encoding="utf-8")
     return written
 
 
@@ -71,6 +75,7 @@ def _markdown(
     settings: Settings,
     written: dict[str, Path],
     excluded: str,
+    skipped: list[str],
 ) -> str:
     pct = round(settings.level * 100)
     parts = [
@@ -175,6 +180,7 @@ def _markdown(
         for _, r in summary.iterrows()
         if r.get("note")
     ]
+    notes += [f"- {s}" for s in skipped]
     if notes:
         parts += ["", "## Notes", "", *notes]
     parts += ["", "## Files", ""]

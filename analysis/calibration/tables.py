@@ -39,6 +39,7 @@ class Settings:
     seed: int = 0
     level: float = 0.95
     n_folds: int = 5
+    max_groups: int = 100
 
 
 def group_seed(seed: int, key: Sequence[object]) -> np.random.Generator:
@@ -77,14 +78,14 @@ def measure_table(
         row: dict[str, object] = dict(zip(keys, key, strict=True))
         stated = g[g["p"].notna()]
         row["missing"] = int(len(g) - len(stated))
-        row["clusters"] = int(stated["cluster_key"].nunique())
+        row["clusters"] = int(stated["cluster_id"].nunique())
         if stated.empty:
             row["n"] = 0
             rows.append(row)
             continue
         p = stated["p"].to_numpy()
         y = stated["outcome"].to_numpy()
-        c = stated["cluster_key"].to_numpy()
+        c = stated["cluster_id"].to_numpy()
         extra = {}
         notes = []
         if recalibrate:

@@ -185,27 +185,47 @@ def compute_cells(
             n_clusters=int(g["cluster"].nunique()),
             cluster_unit="game" if memoryless else "run",
         )
-        subsets = {"dc": g[g["d_correct"]], "dw": g[~g["d_correct"]], "all": g}
-        for subset, frame in subsets.items():
-            pairs = [(m, num, den) for m, (num, den, s) in GAME_MEASURES.items() if s == subset]
-            sums = frame.groupby("cluster", sort=True)[["verifications", "partner_verifications",
-                                                         "protective_verifications", "volunteers",
-                                                         "rounds", "escaped", "one"]].sum()  # fmt: skip
-            intervals, samples = _ratio_block(sums, pairs, n_resamples, rng, level)
-            for name, iv in intervals.items():
-                if not iv.note or iv.has_interval:
+        # Per-cluster sums of every subset side by side; subsets that cover the same clusters share one
+        # resampling draw (one weight-matrix product for all their measures).
+        game_cols = ["verifications", "partner_verifications", "protective_verifications", "volunteers",
+                     "rounds", "escaped", "one"]  # fmt: skip
+        agent_cols = sorted({c for pair in AGENT_MEASURES.values() for c in pair} | {"one"})
+        parts = {
+            "dc": g[g["d_correct"]].groupby("cluster")[game_cols].sum(),
+            "dw": g[~g["d_correct"]].groupby("cluster")[game_cols].sum(),
+            "all": g.groupby("cluster")[game_cols].sum(),
+            "agent": a.groupby("cluster")[agent_cols].sum(),
+        }
+        wide = pd.concat({k: v for k, v in parts.items()}, axis=1).fillna(0.0)
+        wide.columns = [f"{k}:{c}" for k, c in wide.columns]
+        pairs_of = {
+            sub: [
+                (m, f"{sub}:{num}", f"{sub}:{den}")
+                for m, (num, den, s_) in GAME_MEASURES.items()
+                if s_ == sub
+            ]
+            for sub in ("dc", "dw", "all")
+        }
+        pairs_of["agent"] = [(m, f"agent:{num}", f"agent:{den}") for m, (num, den) in AGENT_MEASURES.items()]
+        groups: dict[bytes, list[str]] = {}
+        for sub in pairs_of:
+            present = (
+                (wide[f"{sub}:one"] > 0).to_numpy() if f"{sub}:one" in wide else np.zeros(len(wide), bool)
+            )
+            groups.setdefault(present.tobytes(), []).append(sub)
+        for mask_bytes, subs in groups.items():
+            mask = np.frombuffer(mask_bytes, dtype=bool)
+            pairs = [p for sub in subs for p in pairs_of[sub]]
+            intervals, samples = _ratio_block(wide[mask], pairs, n_resamples, rng, level)
+            for sub in subs:
+                for name, _, _ in pairs_of[sub]:
+                    iv = intervals[name]
+                    if iv.note and not iv.has_interval and sub != "agent":
+                        iv = Interval(
+                            iv.estimate, iv.low, iv.high, iv.n_clusters, f"{_SUBSET_NAMES[sub]}: {iv.note}"
+                        )
                     res.measures[name] = iv
-                else:
-                    res.measures[name] = Interval(
-                        iv.estimate, iv.low, iv.high, iv.n_clusters, f"{_SUBSET_NAMES[subset]}: {iv.note}"
-                    )
             res.samples.update(samples)
-        cols = sorted({c for pair in AGENT_MEASURES.values() for c in pair})
-        asums = a.groupby("cluster", sort=True)[cols].sum()
-        pairs = [(m, num, den) for m, (num, den) in AGENT_MEASURES.items()]
-        intervals, samples = _ratio_block(asums, pairs, n_resamples, rng, level)
-        res.measures.update(intervals)
-        res.samples.update(samples)
         results.append(res)
     results.sort(key=lambda r: (r.keys["model"], schedule_sort_key(r.keys["schedule"]), r.keys["memory"]))
     return results
@@ -242,6 +262,20 @@ def anchor_cells(
     for model, agent, slot in models:
         sub = mem[(mem["model"] == model) & (mem["agent"] == agent) & (mem["partner_slot"] == slot)]
         if mode in ("auto", "data") and len(sub):
+            sources = {(str(sc), str(me)) for sc, me in zip(sub["schedule"], sub["memory"], strict=True)}
+            single = next(
+                (c for c in cells if len(sources) == 1 and c.keys["model"] == model and c.keys["agent"] == agent
+                 and c.keys["partner_slot"] == slot and (c.keys["schedule"], c.keys["memory"]) in sources),
+                None,
+            )  # fmt: skip
+            if single is not None:  # one memoryless cell: the anchor is that cell's D-correct measures
+                out[(model, agent, slot)] = AnchorCell(
+                    f"data: memoryless D-correct games ({single.keys['schedule']}; {len(sub)} games)",
+                    single.measures["volume"],
+                    single.measures["partner_share"],
+                    {m: single.samples[m] for m in ("volume", "partner_share") if m in single.samples},
+                )
+                continue
             keys = {"model": model, "schedule": "anchor(pooled)", "memory": "none", "partner_slot": slot,
                     "agent": agent}  # fmt: skip
             sums = (
