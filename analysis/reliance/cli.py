@@ -18,8 +18,12 @@ def add_parser(subparsers: Any) -> None:
         description="Analyse reliance run directories (main, pairs and support runs, any mix of systems).",
     )
     p.add_argument("dirs", nargs="+", metavar="DIR", help="run or sweep directory")
-    p.add_argument("--out", required=True, metavar="REPORT_DIR", help="where tables, figures and report.md go")
-    p.add_argument("--resamples", type=int, default=10_000, help="blueprint bootstrap resamples (default 10000)")
+    p.add_argument(
+        "--out", required=True, metavar="REPORT_DIR", help="where tables, figures and report.md go"
+    )
+    p.add_argument(
+        "--resamples", type=int, default=10_000, help="blueprint bootstrap resamples (default 10000)"
+    )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--include-incomplete", action="store_true", help="keep running/failed runs")
@@ -47,5 +51,9 @@ def run(args: argparse.Namespace) -> int:
     written = write_outputs(rep, Path(args.out), figures=not args.no_figures, n_resamples=args.resamples)
     print(f"wrote {len(written)} files to {args.out}")
     if not rep.main.empty:
-        print(rep.main[["system", "macro_accuracy", "all_stage_success", "normalised_regret"]].to_string(index=False))
+        print(
+            rep.main[["system", "macro_accuracy", "all_stage_success", "normalised_regret"]].to_string(
+                index=False
+            )
+        )
     return 0

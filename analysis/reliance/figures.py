@@ -16,10 +16,24 @@ def accuracy_figure(main: pd.DataFrame, path: Path) -> Path:
     """Blueprint-macro accuracy and all-stage success per system, with bootstrap intervals."""
     fig, ax = plt.subplots(figsize=(max(4, 1.2 * len(main) + 2), 3.5))
     x = np.arange(len(main))
-    for k, (col, label) in enumerate((("macro_accuracy", "decision accuracy (blueprint macro)"), ("all_stage_success", "all-stage success"))):
+    for k, (col, label) in enumerate(
+        (
+            ("macro_accuracy", "decision accuracy (blueprint macro)"),
+            ("all_stage_success", "all-stage success"),
+        )
+    ):
         est = main[col].to_numpy(dtype=float)
-        err = np.vstack([est - main[f"{col}_low"].to_numpy(dtype=float), main[f"{col}_high"].to_numpy(dtype=float) - est])
-        ax.bar(x + (k - 0.5) * 0.38, est, width=0.36, yerr=np.clip(np.nan_to_num(err), 0, None), capsize=3, label=label)
+        err = np.vstack(
+            [est - main[f"{col}_low"].to_numpy(dtype=float), main[f"{col}_high"].to_numpy(dtype=float) - est]
+        )
+        ax.bar(
+            x + (k - 0.5) * 0.38,
+            est,
+            width=0.36,
+            yerr=np.clip(np.nan_to_num(err), 0, None),
+            capsize=3,
+            label=label,
+        )
     ax.set_xticks(x, main["system"], rotation=20, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("share")
@@ -40,8 +54,21 @@ def breakdown_figure(table: pd.DataFrame, by: str, path: Path) -> Path:
         d = table[table["system"] == system].set_index(by).reindex(keys)
         est = d["share"].to_numpy(dtype=float)
         err = np.vstack([est - d["low"].to_numpy(dtype=float), d["high"].to_numpy(dtype=float) - est])
-        ax.bar(np.arange(len(keys)) + (i - (len(systems) - 1) / 2) * width, est, width=width * 0.95, yerr=np.clip(np.nan_to_num(err), 0, None), capsize=2, label=system)
-    ax.set_xticks(np.arange(len(keys)), [str(k) for k in keys], rotation=35 if len(keys) > 6 else 0, ha="right" if len(keys) > 6 else "center", fontsize=7 if len(keys) > 6 else 9)
+        ax.bar(
+            np.arange(len(keys)) + (i - (len(systems) - 1) / 2) * width,
+            est,
+            width=width * 0.95,
+            yerr=np.clip(np.nan_to_num(err), 0, None),
+            capsize=2,
+            label=system,
+        )
+    ax.set_xticks(
+        np.arange(len(keys)),
+        [str(k) for k in keys],
+        rotation=35 if len(keys) > 6 else 0,
+        ha="right" if len(keys) > 6 else "center",
+        fontsize=7 if len(keys) > 6 else 9,
+    )
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("decision accuracy")
     ax.set_title(f"accuracy by {by}")

@@ -73,7 +73,12 @@ def main_metrics(
         with np.errstate(invalid="ignore", divide="ignore"):
             allstage_s = (W @ succ) / (W @ n_sc)
         invalid = float((~d["valid"].astype(bool)).mean())
-        row = {"system": system, "blueprints": int(avail.sum()), "decisions": len(d), "scenarios": int(n_sc.sum())}
+        row = {
+            "system": system,
+            "blueprints": int(avail.sum()),
+            "decisions": len(d),
+            "scenarios": int(n_sc.sum()),
+        }
         for name, est, samples in (
             ("macro_accuracy", macro, macro_s),
             ("all_stage_success", allstage, allstage_s),

@@ -25,7 +25,9 @@ class RelianceReport:
     figures: list[Path] = field(default_factory=list)
 
 
-def analyse(data: RelianceData, n_resamples: int = 10_000, seed: int = 0, level: float = 0.95) -> RelianceReport:
+def analyse(
+    data: RelianceData, n_resamples: int = 10_000, seed: int = 0, level: float = 0.95
+) -> RelianceReport:
     """Compute every metric from the loaded runs."""
     s = data.stages
     return RelianceReport(
@@ -53,7 +55,9 @@ def _md(df: pd.DataFrame, digits: int = 3) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_outputs(rep: RelianceReport, out: Path, figures: bool = True, n_resamples: int = 10_000) -> list[Path]:
+def write_outputs(
+    rep: RelianceReport, out: Path, figures: bool = True, n_resamples: int = 10_000
+) -> list[Path]:
     """Write CSVs, figures and report.md under ``out``; returns the written paths."""
     out.mkdir(parents=True, exist_ok=True)
     written = []

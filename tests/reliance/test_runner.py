@@ -152,7 +152,7 @@ def test_llm_agent_through_litellm_mock(run_job_dir, tmp_path: Path):
     ],
 )
 def test_bad_options_fail_naming_the_key(run_job_dir, capsys, override, key):
-    code, run = run_job_dir(["+experiment=reliance", override, "progress=false"], "bad")
+    code, _ = run_job_dir(["+experiment=reliance", override, "progress=false"], "bad")
     assert code == 2
     err = capsys.readouterr().err
     assert f"'{key}'" in err
