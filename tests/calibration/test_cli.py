@@ -114,3 +114,16 @@ def test_bad_files_give_clear_errors(
 def test_no_runs(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["calibration", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "no run directories" in capsys.readouterr().err
+
+
+def test_breakdown_with_too_many_levels_is_skipped(sweep: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    assert (
+        main(
+            ["calibration", str(sweep / "esc1"), "--out", str(out), "--resamples", "20", "--max-groups", "3"]
+        )
+        == 0
+    )
+    assert not (out / "by_subject.csv").exists()  # A, B, C, D: 4 levels
+    assert (out / "by_round.csv").exists()  # 2 levels
+    assert "by_subject: 4 levels > --max-groups 3" in (out / "report.md").read_text()
