@@ -12,6 +12,7 @@ import pandas as pd
 from analysis.arena.figures import match_grid, tournament_payoffs
 from analysis.arena.measures import per_match
 from analysis.arena.tables import measure_table, payoff_matrix, tournament_table
+from analysis.calibration.load import dedupe_runs
 from analysis.rundirs import RunDirError, discover_runs, read_tables
 
 
@@ -49,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
         print("arena: --resamples and --grid-matches must be >= 1", file=sys.stderr)
         return 2
     try:
-        found = discover_runs(args.dirs, include_incomplete=args.include_incomplete, game="arena")
+        found = dedupe_runs(
+            discover_runs(args.dirs, include_incomplete=args.include_incomplete, game="arena")
+        )
         if not found.runs:
             raise RunDirError(f"no arena run directories ({found.report() or 'no manifest.json found'})")
         moves = read_tables(found.runs, "moves.csv", cell_keys=False)

@@ -28,7 +28,7 @@ def load_predictions(
         RunDirError: when no run holds a predictions.csv, a required column is absent, or a value is invalid
             (out-of-range p, outcome not 0/1) — the message names the file column and the bad value.
     """
-    found = discover_runs(paths, include_incomplete=include_incomplete)
+    found = dedupe_runs(discover_runs(paths, include_incomplete=include_incomplete))
     if not found.runs:
         why = found.report() or "no manifest.json found"
         raise RunDirError(f"no run directories to analyse ({why})")
@@ -69,6 +69,21 @@ def load_predictions(
     df["cluster_key"] = df["run_id"] + "/" + df["cluster"]
     df["cluster_id"] = pd.factorize(df["cluster_key"])[0]  # integer codes: fast grouping and resampling
     return df, found
+
+
+def dedupe_runs(found: Discovery) -> Discovery:
+    """Keep the first run directory per ``run_id`` (run ids are deterministic: the same command re-run into a
+    new directory is the same run); later copies are listed as excluded so nothing is counted twice."""
+    seen: dict[str, str] = {}
+    kept = []
+    for run in found.runs:
+        if run.run_id in seen:
+            found.excluded.append((run.path, f"duplicate of run {run.run_id} at {seen[run.run_id]}"))
+            continue
+        seen[run.run_id] = str(run.path)
+        kept.append(run)
+    found.runs = kept
+    return found
 
 
 def _numeric(col: pd.Series, name: str) -> pd.Series:

@@ -127,3 +127,14 @@ def test_breakdown_with_too_many_levels_is_skipped(sweep: Path, tmp_path: Path) 
     assert not (out / "by_subject.csv").exists()  # A, B, C, D: 4 levels
     assert (out / "by_round.csv").exists()  # 2 levels
     assert "by_subject: 4 levels > --max-groups 3" in (out / "report.md").read_text()
+
+
+def test_duplicate_run_ids_counted_once(sweep: Path, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(sweep / "ipd1", copy / "ipd1-again")
+    out = tmp_path / "r"
+    assert main(["calibration", str(sweep / "ipd1"), str(copy), "--out", str(out), "--resamples", "20"]) == 0
+    assert pd.read_csv(out / "summary.csv")["n"].tolist() == [120]
+    assert "duplicate of run ipd1" in (out / "report.md").read_text()
