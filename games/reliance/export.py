@@ -3,34 +3,60 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from games.reliance.solver import Solution
+import numpy as np
+
+from games.reliance.solver import PROB_EPS, Solution
 
 
 def node_records(sol: Solution) -> Iterator[dict[str, Any]]:
-    """One JSON-ready record per decision node: posterior, admissible actions, values, optimal actions and
-    feedback branches with probabilities (child node id, or null where the scenario ends)."""
+    """One JSON-ready record per decision node.
+
+    Fields: scenario, node, stage, posterior (per channel), v (V*), optimal, myopic, value_range and
+    ``actions``: per admissible action ``{action, kind, q, immediate, p_success, benefit, branches}`` where
+    ``branches`` is a list of ``[observation, probability, child node id or null at the end]``.
+    """
     scn = sol.scenario
+    kinds = {a: x.kind for a, x in scn.actions.items()}
+    cache: dict[tuple[int, tuple[str, ...]], tuple[np.ndarray, list[bool], list[tuple[int, float] | None]]] = {}
     for n in sol.nodes:
+        key = (n.stage, n.actions)
+        if key not in cache:
+            ca = sol.compiled.stages[n.stage - 1]
+            zero = np.zeros(len(sol.compiled.prior))
+            succ = np.stack([ca[a].success if ca[a].success is not None else zero for a in n.actions], axis=1)
+            has = [ca[a].success is not None for a in n.actions]
+            bene: list[tuple[int, float] | None] = []
+            for a in n.actions:
+                cp = scn.actions[a].counterpart
+                ok = cp is not None and cp in n.actions
+                bene.append((n.actions.index(cp), scn.actions[a].fee - scn.actions[cp].fee) if ok else None)
+            cache[key] = (succ, has, bene)
+        succ_m, has, bene = cache[key]
+        p_succ = (n.belief @ succ_m).tolist()
+        q = n.q.tolist()
+        imm = n.imm.tolist()
         actions = []
-        for a in n.actions:
-            b = sol.test_benefit(n, a)
-            p = sol.success_prob(n, a)
-            r = n.regret(a)
+        for i, a in enumerate(n.actions):
+            obs, probs, kids = n.links[i]
+            keep = probs > PROB_EPS
+            b = bene[i]
             actions.append(
                 {
                     "action": a,
-                    "kind": scn.actions[a].kind,
-                    "q": n.qof(a),
-                    "immediate_cost": float(n.imm[n.actions.index(a)]),
-                    "regret": None if math.isnan(r) else r,
-                    "p_success": p,
-                    "test_benefit": b,
-                    "branches": [{"obs": o, "p": pr, "child": c} for o, pr, c in n.branch(a)],
+                    "kind": kinds[a],
+                    "q": q[i],
+                    "immediate": imm[i],
+                    "p_success": p_succ[i] if has[i] else None,
+                    "benefit": None if b is None else q[b[0]] - (q[i] - b[1]),
+                    "branches": [
+                        [o, p, None if c < 0 else c]
+                        for o, p, c, k in zip(obs, probs.tolist(), kids.tolist(), keep.tolist(), strict=True)
+                        if k
+                    ],
                 }
             )
         yield {

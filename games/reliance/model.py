@@ -74,6 +74,7 @@ class CompiledScenario:
     pending: tuple[str, ...]
     prior: np.ndarray  # (S,)
     stages: tuple[dict[str, CompiledAction], ...]
+    _indicator: np.ndarray | None = None
 
     @property
     def n_states(self) -> int:
@@ -87,12 +88,19 @@ class CompiledScenario:
 
     def marginals(self, belief: np.ndarray) -> dict[str, dict[str, float]]:
         """Posterior P(mode) per channel from a belief over hidden states."""
-        pj = belief.reshape(len(self.joint), len(self.pending)).sum(axis=1)
+        if self._indicator is None:
+            cols = []
+            for i, c in enumerate(self.scenario.channels):
+                for m in c.modes:
+                    col = np.array([float(j[i] == m) for j in self.joint])
+                    cols.append(np.repeat(col, len(self.pending)))
+            self._indicator = np.stack(cols, axis=1)
+        flat = (belief @ self._indicator).tolist()
         out: dict[str, dict[str, float]] = {}
-        for i, c in enumerate(self.scenario.channels):
-            out[c.name] = {
-                m: float(sum(p for j, p in zip(self.joint, pj, strict=True) if j[i] == m)) for m in c.modes
-            }
+        k = 0
+        for c in self.scenario.channels:
+            out[c.name] = dict(zip(c.modes, flat[k : k + len(c.modes)], strict=True))
+            k += len(c.modes)
         return out
 
 

@@ -78,4 +78,4 @@ def test_tree_export_round_trips(lib):
     assert abs(q["delegate"] - 6.6296) < 1e-12
     for rec in recs:
         for a in rec["actions"]:
-            assert abs(sum(b["p"] for b in a["branches"]) - 1) < 1e-9
+            assert abs(sum(p for _, p, _ in a["branches"]) - 1) < 1e-9
