@@ -169,18 +169,18 @@ def _finalise(frames: list[pd.DataFrame], columns: tuple[str, ...]) -> pd.DataFr
     df = df[[*columns, *extra]]
     for col in _BOOL_COLUMNS:
         if col in df.columns:
-            df[col] = df[col].map(_to_bool).astype(bool)
+            df[col] = _to_bool_series(df[col])
     for col in CELL_KEYS:
         df[col] = df[col].fillna("").astype(str)
     return df
 
 
-def _to_bool(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in {"true", "1", "yes"}
-    if value is None or (isinstance(value, float) and value != value):
-        return False
-    return bool(value)
+def _to_bool_series(col: pd.Series) -> pd.Series:
+    """Vectorised ``true``/``false`` (any case), 1/0 and real booleans to bool; missing -> False."""
+    if col.dtype == bool:
+        return col
+    text = col.astype("string").str.strip().str.lower()
+    return text.isin(["true", "1", "1.0", "yes"]).fillna(False).astype(bool)
 
 
 def load_trust_data(

@@ -166,7 +166,7 @@ def test_bootstrap_totals_equals_weight_product_and_blocks(monkeypatch: pytest.M
     m = np.random.default_rng(0).integers(0, 5, size=(40, 3)).astype(float)
     full = stats.bootstrap_totals(m, 300, 7)
     assert np.allclose(full, resample_weights(40, 300, 7) @ m)
-    monkeypatch.setattr(stats, "CHUNK_ELEMENTS", 400)  # 10 resamples per block
+    monkeypatch.setattr(stats, "CHUNK_ELEMENTS", 400)  # blocks of MIN_BLOCK_ROWS resamples
     blocked = stats.bootstrap_totals(m, 300, 7)
     assert blocked.shape == (300, 3)
     # every resample keeps the cluster count: totals of a column of ones equal n

@@ -303,3 +303,10 @@ def test_reference_dir_through_cli(tmp_path: Path) -> None:
     sweep = pd.read_csv(tmp_path / "rep" / "schedule_sweep.csv")
     assert list(sweep["schedule"]) == ["smooth"] and sweep["volume"].iloc[0] == pytest.approx(2.0)
     assert np.isfinite(sweep["volume_low"].iloc[0])
+
+
+def test_bool_columns_parse_text_and_missing() -> None:
+    from analysis.trust.loader import _to_bool_series
+
+    col = pd.Series(["true", "FALSE", " True ", None, "1", "0"], dtype=object)
+    assert list(_to_bool_series(col)) == [True, False, True, False, True, False]
