@@ -21,7 +21,9 @@ def node_records(sol: Solution) -> Iterator[dict[str, Any]]:
     """
     scn = sol.scenario
     kinds = {a: x.kind for a, x in scn.actions.items()}
-    cache: dict[tuple[int, tuple[str, ...]], tuple[np.ndarray, list[bool], list[tuple[int, float] | None]]] = {}
+    cache: dict[
+        tuple[int, tuple[str, ...]], tuple[np.ndarray, list[bool], list[tuple[int, float] | None]]
+    ] = {}
     for n in sol.nodes:
         key = (n.stage, n.actions)
         if key not in cache:

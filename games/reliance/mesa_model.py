@@ -114,7 +114,9 @@ class RelianceModel(mesa.Model):
         if self.show_posterior:
             parts.append(
                 "Exact posterior over the partners' modes given everything so far: "
-                + posterior_text(self.scn, self.comp.marginals(node.belief))
+                + posterior_text(
+                    self.scn, self.comp.marginals(node.belief), self.comp.joint_posterior(node.belief)
+                )
                 + "."
             )
         parts.append(f"Options: {', '.join(node.actions)}. Answer with the JSON object.")

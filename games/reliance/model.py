@@ -103,6 +103,11 @@ class CompiledScenario:
             k += len(c.modes)
         return out
 
+    def joint_posterior(self, belief: np.ndarray) -> dict[tuple[str, ...], float]:
+        """Posterior over joint modes (pending reports summed out)."""
+        pj = belief.reshape(len(self.joint), len(self.pending)).sum(axis=1).tolist()
+        return dict(zip(self.joint, pj, strict=True))
+
 
 def _feedback_records(a: Action, modes: dict[str, str]) -> list[tuple[float, str, bool | None]]:
     """(probability, feedback key, job success) for one joint mode."""

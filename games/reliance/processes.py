@@ -268,7 +268,7 @@ def _build(b: _BP, bid: str, sid: str, category: str, process: str, params: dict
     def job_stage(i: int, actions: list[str]) -> dict[str, Any]:
         return {"job": f"{noun} {i}", "loss": loss, "actions": actions}
 
-    prep_label = "preparation (no job at this stage)"
+    prep_label = "preparation"
     if process == "repeated":
         stages = [job_stage(i, job_names) for i in (1, 2, 3)]
     elif process == "delayed":

@@ -143,9 +143,34 @@ def observation_text(scn: Scenario, obs: str) -> str:
     return "; ".join(out)
 
 
-def posterior_text(scn: Scenario, marginals: Mapping[str, Mapping[str, float]]) -> str:
-    """The exact posterior per channel (belief-support variant)."""
-    return "; ".join(
+def posterior_text(
+    scn: Scenario,
+    marginals: Mapping[str, Mapping[str, float]],
+    joint: Mapping[tuple[str, ...], float] | None = None,
+) -> str:
+    """The exact posterior per channel (belief-support variant); the joint posterior is added when the
+    channels' modes are dependent under it."""
+    text = "; ".join(
         f"{scn.channel(ch).label}: " + ", ".join(f"P({m}) = {p:.3f}" for m, p in dist.items())
         for ch, dist in marginals.items()
     )
+    if joint is not None and len(scn.channels) > 1:
+        names = scn.channel_names
+        dependent = any(abs(p - _product(marginals, names, modes)) > 1e-9 for modes, p in joint.items())
+        if dependent:
+            text += (
+                "; jointly ("
+                + ", ".join(names)
+                + "): "
+                + ", ".join(f"{'/'.join(modes)} {p:.3f}" for modes, p in joint.items())
+            )
+    return text
+
+
+def _product(
+    marginals: Mapping[str, Mapping[str, float]], names: Sequence[str], modes: Sequence[str]
+) -> float:
+    out = 1.0
+    for ch, m in zip(names, modes, strict=True):
+        out *= marginals[ch][m]
+    return out

@@ -140,6 +140,15 @@ def test_llm_agent_through_litellm_mock(run_job_dir, tmp_path: Path):
     assert (stages["model"] == "mock").all()
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["llm"]["calls_sent"] == len(stages)
+    # resume: re-running the same command replays every answer from the request store
+    code, again = run_job_dir(over, "again")
+    assert code == 0
+    assert json.loads((again / "manifest.json").read_text())["llm"]["cache_hits"] == len(stages)
+    assert (
+        pd.read_csv(again / "stages.csv")
+        .drop(columns=["cached", "latency_s", "run_id"])
+        .equals(stages.drop(columns=["cached", "latency_s", "run_id"]))
+    )
 
 
 @pytest.mark.parametrize(
