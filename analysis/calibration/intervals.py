@@ -31,7 +31,7 @@ MEASURES = (
     "resolution",
     "uncertainty",
 )
-"""Measures returned by :func:`bootstrap_measures` (``n`` is the pair count, no interval)."""
+"""Measures returned by :func:`bootstrap_measures` with ``full=True`` (``n`` is the pair count, no interval)."""
 
 
 def murphy_groups(p: NDArray[np.float64], max_distinct: int = 101, n_bins: int = 10) -> NDArray[np.int64]:
@@ -58,9 +58,7 @@ def _per_cluster_bin(
 def _measures(
     n: NDArray[np.float64],
     s: dict[str, NDArray[np.float64]],
-    ece_w: tuple[NDArray[np.float64], ...],
-    ece_m: tuple[NDArray[np.float64], ...],
-    grp: tuple[NDArray[np.float64], ...],
+    tabs: dict[str, tuple[NDArray[np.float64], ...]],
 ) -> dict[str, NDArray[np.float64]]:
     """Measures from (possibly resampled) totals; arrays broadcast over a leading resample axis."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -73,16 +71,18 @@ def _measures(
             "bias": mean_p - obs,
             "brier": s["sq"] / n,
             "log_loss": s["ll"] / n,
-            "ece_width": np.sum(np.abs(ece_w[1] - ece_w[2]), axis=-1) / n,
-            "ece_mass": np.sum(np.abs(ece_m[1] - ece_m[2]), axis=-1) / n,
         }
-        cnt, sp, sy = grp
-        safe = np.where(cnt > 0, cnt, 1.0)
-        rel = np.sum(np.where(cnt > 0, (sp - sy) ** 2 / safe, 0.0), axis=-1) / n
-        res = np.sum(np.where(cnt > 0, cnt * (sy / safe - obs[..., None]) ** 2, 0.0), axis=-1) / n
-        out["reliability"] = rel
-        out["resolution"] = res
-        out["uncertainty"] = obs * (1.0 - obs)
+        for key, name in (("w", "ece_width"), ("m", "ece_mass")):
+            if key in tabs:
+                out[name] = np.sum(np.abs(tabs[key][1] - tabs[key][2]), axis=-1) / n
+        if "g" in tabs:
+            cnt, sp, sy = tabs["g"]
+            safe = np.where(cnt > 0, cnt, 1.0)
+            rel = np.sum(np.where(cnt > 0, (sp - sy) ** 2 / safe, 0.0), axis=-1) / n
+            res = np.sum(np.where(cnt > 0, cnt * (sy / safe - obs[..., None]) ** 2, 0.0), axis=-1) / n
+            out["reliability"] = rel
+            out["resolution"] = res
+            out["uncertainty"] = obs * (1.0 - obs)
     return out
 
 
@@ -96,6 +96,7 @@ def bootstrap_measures(
     seed: int | np.random.Generator = 0,
     level: float = 0.95,
     extra: dict[str, ArrayLike] | None = None,
+    full: bool = True,
 ) -> dict[str, Interval]:
     """Point estimates and cluster-bootstrap percentile intervals of every calibration measure.
 
@@ -109,6 +110,7 @@ def bootstrap_measures(
         level: interval coverage.
         extra: optional named per-pair squared-error arrays (e.g. cross-fitted recalibrated Brier terms);
             each gets an interval for its mean and for its difference from the raw Brier (``<name>_minus_brier``).
+        full: all measures; False skips equal-mass ECE and the Murphy decomposition (faster breakdowns).
 
     Returns:
         Mapping measure name → :class:`analysis.stats.Interval`; fewer than 3 clusters give estimates
@@ -142,21 +144,34 @@ def bootstrap_measures(
             _per_cluster_bin(cl, n_cl, b, k, y_arr),
         )
 
-    g = murphy_groups(p_arr, n_bins=n_bins)
-    tabs = {
-        "w": binned(bin_index(p_arr, n_bins, "width"), n_bins),
-        "m": binned(bin_index(p_arr, n_bins, "mass"), n_bins),
-        "g": binned(g, int(g.max()) + 1),
-    }
+    tabs = {"w": binned(bin_index(p_arr, n_bins, "width"), n_bins)}
+    if full:
+        g = murphy_groups(p_arr, n_bins=n_bins)
+        tabs["m"] = binned(bin_index(p_arr, n_bins, "mass"), n_bins)
+        tabs["g"] = binned(g, int(g.max()) + 1)
+    # one (clusters x columns) matrix, so a resample's totals are a single matrix product
+    blocks: list[tuple[str, int, int]] = []
+    cols: list[NDArray[np.float64]] = [per_n[:, None]]
+    blocks.append(("n", 0, 1))
+    pos = 1
+    for k, v in per.items():
+        cols.append(v[:, None])
+        blocks.append((f"s:{k}", pos, pos + 1))
+        pos += 1
+    for k, parts in tabs.items():
+        for i, a in enumerate(parts):
+            cols.append(a)
+            blocks.append((f"t:{k}:{i}", pos, pos + a.shape[1]))
+            pos += a.shape[1]
+    stacked = np.hstack(cols)
 
     def totals(weights: NDArray[np.float64] | None) -> dict[str, NDArray[np.float64]]:
-        def agg(a: NDArray[np.float64]) -> NDArray[np.float64]:
-            return a.sum(axis=0) if weights is None else weights @ a
-
-        n = agg(per_n)
-        s = {k: agg(v) for k, v in per.items()}
-        t = {k: tuple(agg(a) for a in v) for k, v in tabs.items()}
-        out = _measures(n, s, t["w"], t["m"], t["g"])
+        tot = stacked.sum(axis=0) if weights is None else weights @ stacked
+        part = {name: tot[..., a:b] for name, a, b in blocks}
+        n = part["n"][..., 0]
+        s = {k: part[f"s:{k}"][..., 0] for k in per}
+        t = {k: tuple(part[f"t:{k}:{i}"] for i in range(3)) for k in tabs}
+        out = _measures(n, s, t)
         with np.errstate(divide="ignore", invalid="ignore"):
             for name in extra_sq:
                 out[name] = s[f"x:{name}"] / n

@@ -71,7 +71,8 @@ def measure_table(
 ) -> pd.DataFrame:
     """One row per group of ``keys``: pair counts, missing confidences, clusters, every measure with its
     cluster-bootstrap interval, the noise-free score against ``p_exact`` where present, and (optionally)
-    the cross-fitted Platt and isotonic Brier scores with intervals."""
+    the cross-fitted Platt and isotonic Brier scores with intervals. Without ``recalibrate`` (breakdowns)
+    the equal-mass ECE and the Murphy decomposition are skipped."""
     rows = []
     for key, g in df.groupby(list(keys), sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
@@ -106,8 +107,9 @@ def measure_table(
             seed=group_seed(settings.seed, key),
             level=settings.level,
             extra=extra,
+            full=recalibrate,
         )
-        names = list(MEASURES) + [k for k in res if k not in MEASURES]
+        names = [k for k in MEASURES if k in res] + [k for k in res if k not in MEASURES]
         row.update(_interval_columns(res, names))
         row["n"] = int(row["n"])
         row.update(_exact_columns(stated))
