@@ -114,3 +114,25 @@ def test_llm_opponent_through_litellm_mock(run_job_dir, tmp_path: Path) -> None:
     code, run2 = run_job_dir(over, "again")
     assert json.loads((run2 / "manifest.json").read_text())["llm"]["cache_hits"] == 8
     assert pd.read_csv(run2 / "moves.csv")["cached"].eq(True).sum() == 8
+
+
+def test_model_vs_model_match(run_job_dir, tmp_path: Path) -> None:
+    reply = json.dumps({"reasoning": "try cooperation", "move": "C", "p_opponent_cooperates": 0.6})
+    code, run = run_job_dir(
+        [
+            "+experiment=ipd",
+            "agent=llm",
+            "game.opponent={name:llm,model:openai/mock-b}",
+            "game.rounds=3",
+            "model.name=mock-a",
+            "+model.litellm_model=openai/mock-a",
+            f"+model.params.mock_response='{reply}'",
+            f"llm.store_path={tmp_path / 'store.sqlite'}",
+        ]
+    )
+    assert code == 0
+    preds = pd.read_csv(run / "predictions.csv")
+    assert sorted(preds["model"].unique()) == ["mock-a", "openai/mock-b"] and len(preds) == 6
+    assert set(preds.loc[preds["model"] == "mock-a", "subject"]) == {"openai/mock-b"}
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["cell"]["model"] == "mock-a" and manifest["llm"]["calls_sent"] == 6
