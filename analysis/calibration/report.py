@@ -27,6 +27,21 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _round_bins(rounds: pd.Series, max_groups: int) -> pd.Series:
+    """Long matches: rounds grouped into at most ``min(10, max_groups)`` equal-width ranges like ``021-040``."""
+    r = pd.to_numeric(rounds, errors="coerce")
+    top = int(r.max())
+    width = -(-top // min(10, max_groups))
+    lo = ((r - 1) // width) * width + 1
+    digits = len(str(top))
+    labels = (
+        lo.astype("Int64").astype("string").str.zfill(digits)
+        + "-"
+        + (lo + width - 1).clip(upper=top).astype("Int64").astype("string").str.zfill(digits)
+    )
+    return labels.fillna("")
+
+
 def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: str = "") -> dict[str, Path]:
     """Write every table and figure for the prediction rows ``df`` into ``out_dir``.
 
@@ -45,6 +60,9 @@ def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: 
         if not (vals != "").any():
             continue
         levels = int(vals.nunique())
+        if col == "round" and levels > settings.max_groups:
+            vals = _round_bins(df[col], settings.max_groups)
+            levels = int(vals.nunique())
         if levels > settings.max_groups:
             skipped.append(f"by_{name}: {levels} levels > --max-groups {settings.max_groups} (not written)")
             continue

@@ -138,3 +138,12 @@ def test_duplicate_run_ids_counted_once(sweep: Path, tmp_path: Path) -> None:
     assert main(["calibration", str(sweep / "ipd1"), str(copy), "--out", str(out), "--resamples", "20"]) == 0
     assert pd.read_csv(out / "summary.csv")["n"].tolist() == [120]
     assert "duplicate of run ipd1" in (out / "report.md").read_text()
+
+
+def test_long_matches_get_round_ranges(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    run = write_run(tmp_path / "s", "long", "arena", arena_rows("long", rng, n_matches=4, rounds=150))
+    out = tmp_path / "r"
+    assert main(["calibration", str(run), "--out", str(out), "--resamples", "20"]) == 0
+    by_round = pd.read_csv(out / "by_round.csv", dtype={"round": str})
+    assert by_round["round"].tolist()[:2] == ["001-015", "016-030"] and by_round["n"].sum() == 600
