@@ -48,7 +48,8 @@ class LLMAgent(ReliancePolicy):
     Args:
         structured_output: ``schema`` (JSON-schema response_format), ``json_object`` or ``none``;
             ``None`` takes ``cfg.model.structured_output`` (default ``schema``).
-        reasoning_max_chars: Cap of the reasoning field in the schema.
+        reasoning_max_chars: Cap of the reasoning field in the schema; ``None`` takes
+            ``cfg.model.reasoning_max_chars`` (default 400).
         params: Extra generation parameters for every decision request (e.g. ``mock_response`` in tests).
         **unused: Keys of the shared ``conf/agent/llm.yaml`` that other games use; ignored here.
     """
@@ -60,7 +61,7 @@ class LLMAgent(ReliancePolicy):
     def __init__(
         self,
         structured_output: str | None = None,
-        reasoning_max_chars: int = 400,
+        reasoning_max_chars: int | None = None,
         params: dict[str, Any] | None = None,
         **unused: Any,
     ) -> None:
@@ -70,7 +71,7 @@ class LLMAgent(ReliancePolicy):
                 f"structured_output must be schema, json_object or none, not {structured_output!r}"
             )
         self.structured_output = structured_output
-        self.reasoning_max_chars = int(reasoning_max_chars)
+        self.reasoning_max_chars = reasoning_max_chars
         self.params = dict(params or {})
         self.unused = unused
         self.messages: list[dict[str, str]] = []
@@ -99,7 +100,8 @@ class LLMAgent(ReliancePolicy):
         mode = self.structured_output or str(model.get("structured_output", "schema") or "schema")
         self.messages.append({"role": "user", "content": view.prompt})
         params = dict(self.params)
-        fmt = response_format(view.actions, mode, self.reasoning_max_chars)
+        cap = self.reasoning_max_chars or int(model.get("reasoning_max_chars", 400) or 400)
+        fmt = response_format(view.actions, mode, cap)
         if fmt is not None:
             params["response_format"] = fmt
         req = ChatRequest(

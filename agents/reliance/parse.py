@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+# A truncated JSON answer (the token budget ran out inside "reasoning") still names its action.
+_FIELD = re.compile(r'"(action|confidence)"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9.]+)')
 
 
 @dataclass(frozen=True)
@@ -27,12 +29,20 @@ def _load(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         match = _OBJECT.search(text)
-        if match is None:
+        if match is not None:
+            try:
+                return json.loads(match.group(0))
+            except json.JSONDecodeError:
+                pass
+        if not text.lstrip().startswith("{"):
             return None
-        try:
-            return json.loads(match.group(0))
-        except json.JSONDecodeError:
-            return None
+        fields: dict[str, Any] = {}
+        for key, value in _FIELD.findall(text):
+            try:
+                fields.setdefault(key, json.loads(value))
+            except json.JSONDecodeError:
+                continue
+        return fields or None
 
 
 def _confidence(value: Any) -> float | None:

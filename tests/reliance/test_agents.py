@@ -30,6 +30,8 @@ ACTIONS = ("delegate_P", "delegate_P_audited", "backup")
         ('{"action": "delegate_P or backup"}', None, None, "ambiguous"),
         ('{"action": ["backup", "delegate_P"]}', None, None, "ambiguous"),
         ('{"action": "delegate_Q"}', None, None, "illegal_action"),
+        ('{"action": "backup", "confidence": 0.8, "reasoning": "ANA: ANA: AN', "backup", 0.8, ""),
+        ('no json here "action": "backup"', None, None, "unparseable"),
     ],
 )
 def test_parse_answer(text, action, conf, reason):
