@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 from scipy.stats import norm
 
 MIN_CLUSTERS = 3
@@ -85,18 +86,19 @@ def resample_weights(n_clusters: int, n_resamples: int, seed: int | np.random.Ge
     rng = _as_generator(seed)
     # Equivalent to rng.multinomial(n_clusters, uniform, size=n_resamples) but O(R·n) vectorised:
     # draw every cluster index at once and count them per resample row.
-    small = n_resamples * n_clusters < 2**31
-    dtype = np.int32 if small else np.int64
-    idx = rng.integers(0, n_clusters, size=(n_resamples, n_clusters), dtype=dtype)
-    flat = idx + (np.arange(n_resamples, dtype=dtype) * n_clusters)[:, None]
+    idx = _draw_indices(rng, n_clusters, n_resamples)
+    flat = idx + (np.arange(n_resamples, dtype=idx.dtype) * n_clusters)[:, None]
     return np.bincount(flat.ravel(), minlength=n_resamples * n_clusters).reshape(n_resamples, n_clusters)
 
 
-CHUNK_ELEMENTS = 1 << 16
-"""Weight block size (resamples × clusters) materialised at once by :func:`bootstrap_totals`; small blocks
-keep the counting in cache (measured fastest on the reference machine)."""
-MIN_BLOCK_ROWS = 32
-"""Resamples per block never fall below this (so no loop ever runs per resample)."""
+def _draw_indices(rng: np.random.Generator, n_clusters: int, rows: int) -> np.ndarray:
+    """``rows`` resamples of ``n_clusters`` cluster indices drawn uniformly with replacement."""
+    dtype = np.int32 if rows * n_clusters < 2**31 else np.int64
+    return rng.integers(0, n_clusters, size=(rows, n_clusters), dtype=dtype)
+
+
+BLOCK_ELEMENTS = 1 << 22
+"""Cluster draws (resamples × clusters) held in memory at once by :func:`bootstrap_totals`."""
 
 
 def bootstrap_totals(
@@ -104,8 +106,11 @@ def bootstrap_totals(
 ) -> np.ndarray:
     """Resampled column totals of a (clusters × k) matrix of per-cluster sums.
 
-    Equivalent to ``resample_weights(n, R, seed) @ per_cluster`` but computed in row blocks so memory stays
-    bounded for many clusters.
+    Same bootstrap distribution as ``resample_weights(n, R, seed) @ per_cluster`` (identical draws when the
+    rows are mostly distinct and one block suffices), computed as a sparse (resamples × clusters) selection
+    matrix times the per-cluster matrix, in blocks of resamples so memory stays bounded. When at most a
+    quarter of the rows are distinct, the distinct rows are drawn instead (multinomial with their
+    frequencies), which is exact and much cheaper. No loop runs per resample.
 
     Returns:
         Float array of shape ``(n_resamples, k)``.
@@ -114,12 +119,24 @@ def bootstrap_totals(
     if m.ndim == 1:
         m = m[:, None]
     n = m.shape[0]
+    if n < 1:
+        raise ValueError("bootstrap_totals needs at least 1 cluster")
     rng = _as_generator(seed)
-    step = max(MIN_BLOCK_ROWS, CHUNK_ELEMENTS // max(n, 1))
+    rows_u, counts = np.unique(m, axis=0, return_counts=True)
+    if rows_u.shape[0] * 4 <= n:
+        # Many clusters share the same sums (e.g. per-game counts): the resampled totals depend only on
+        # how often each distinct row is drawn, which is multinomial over the distinct rows with
+        # probabilities count/n — the same bootstrap distribution at a fraction of the draws.
+        picks = rng.multinomial(n, counts / n, size=n_resamples)
+        return picks.astype(np.float64) @ rows_u
+    step = max(1, min(n_resamples, BLOCK_ELEMENTS // n))
     out = np.empty((n_resamples, m.shape[1]))
-    for start in range(0, n_resamples, step):  # a few blocks, not one iteration per resample
+    for start in range(0, n_resamples, step):  # a few large blocks of resamples
         rows = min(step, n_resamples - start)
-        out[start : start + rows] = resample_weights(n, rows, rng).astype(np.float64) @ m  # BLAS
+        idx = _draw_indices(rng, n, rows).ravel()
+        # Row r of the selection matrix holds a 1 for every draw; duplicates add up in the product.
+        select = sparse.csr_matrix((np.ones(idx.size), idx, np.arange(0, idx.size + 1, n)), shape=(rows, n))
+        out[start : start + rows] = select @ m
     return out
 
 

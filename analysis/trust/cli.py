@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             level=args.level,
             progress=not args.quiet,
+            say=say,
         )
     except RunDirError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -262,6 +262,11 @@ def load_trust_data(
         excluded=excluded,
         problems=problems,
     )
+    runs_order = sorted(set(data.games["run_id"].astype(str)))
+    for table in (data.decisions, data.games, data.agent_games):
+        table["run_code"] = pd.Categorical(table["run_id"].astype(str), categories=runs_order).codes.astype(
+            "int64"
+        )
     data.problems.extend(mixed_configuration_problems(data.runs))
     if data.games.empty:
         raise RunDirError(

@@ -97,9 +97,13 @@ def cell_seed(seed: int, keys: dict[str, str], salt: str = "") -> np.random.Gene
 
 
 def cluster_ids(frame: pd.DataFrame, memoryless: bool) -> pd.Series:
-    """The resampling cluster of each row: game when memoryless, run (run_id × session) otherwise."""
-    base = frame["run_id"].astype(str) + "#" + frame["session"].astype(str)
-    return base + "#" + frame["game"].astype(str) if memoryless else base
+    """The resampling cluster of each row as an integer: game when memoryless, run (run × session)
+    otherwise. Codes are consistent across the tidy tables of one :class:`TrustData` (``run_code``)."""
+    run = (
+        frame["run_code"] if "run_code" in frame else pd.Series(pd.factorize(frame["run_id"])[0], frame.index)
+    )
+    base = run.astype(np.int64) * (1 << 40) + frame["session"].astype(np.int64) * (1 << 20)
+    return base + frame["game"].astype(np.int64) if memoryless else base
 
 
 def _ratio_block(

@@ -6,7 +6,7 @@ import logging
 import os
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,8 +56,13 @@ def analyse(
     seed: int = 0,
     level: float = 0.95,
     progress: bool = False,
+    say: Callable[[str], None] | None = None,
 ) -> TrustAnalysis:
-    """Load the data and compute every measure, delta, curve and survival table."""
+    """Load the data and compute every measure, delta, curve and survival table.
+
+    ``say`` (optional) receives one progress line per phase.
+    """
+    say = say or (lambda _msg: None)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -69,11 +74,14 @@ def analyse(
         if not issubclass(w.category, DataWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     timings["load"] = time.perf_counter() - t0
+    say(f"loaded {data.n_games} games from {len(data.runs)} run(s) in {timings['load']:.1f} s")
+    say(f"computing cell measures and deltas ({n_resamples} resamples per cell) ...")
     t = time.perf_counter()
     cells = compute_cells(data, n_resamples=n_resamples, seed=seed, level=level)
     anchors = anchor_cells(data, cells, mode=anchor, n_resamples=n_resamples, seed=seed, level=level)
     deltas = compute_deltas(cells, anchors, level=level)
     timings["measures"] = time.perf_counter() - t
+    say(f"{len(cells)} cells in {timings['measures']:.1f} s; per-game curves and survival curves ...")
     t = time.perf_counter()
     curves = per_game_curves(data, n_resamples=n_resamples, seed=seed, level=level)
     by_round = verification_by_round(data)

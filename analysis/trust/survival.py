@@ -50,7 +50,7 @@ def kaplan_meier(
     if t.size == 0:
         return pd.DataFrame(columns=["time", "at_risk", "deaths", "survival", "low", "high"])
     grid = np.arange(1, int(t.max()) + 1)
-    _, inv = np.unique(np.asarray(clusters), return_inverse=True)
+    inv = pd.factorize(np.asarray(clusters))[0]
     k = int(inv.max()) + 1
     # per-cluster deaths at each time and number at risk (time >= grid value)
     d = np.zeros((k, grid.size))

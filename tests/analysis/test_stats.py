@@ -166,7 +166,7 @@ def test_bootstrap_totals_equals_weight_product_and_blocks(monkeypatch: pytest.M
     m = np.random.default_rng(0).integers(0, 5, size=(40, 3)).astype(float)
     full = stats.bootstrap_totals(m, 300, 7)
     assert np.allclose(full, resample_weights(40, 300, 7) @ m)
-    monkeypatch.setattr(stats, "CHUNK_ELEMENTS", 400)  # blocks of MIN_BLOCK_ROWS resamples
+    monkeypatch.setattr(stats, "BLOCK_ELEMENTS", 400)  # blocks of 10 resamples
     blocked = stats.bootstrap_totals(m, 300, 7)
     assert blocked.shape == (300, 3)
     # every resample keeps the cluster count: totals of a column of ones equal n
@@ -180,3 +180,21 @@ def test_resample_weights_is_multinomial() -> None:
     w = resample_weights(10, 40000, 5)
     assert w[:, 0].mean() == pytest.approx(1.0, abs=0.02)
     assert w[:, 0].var() == pytest.approx(0.9, abs=0.03)
+
+
+def test_bootstrap_totals_compressed_rows_same_distribution() -> None:
+    import analysis.stats as stats
+
+    # 2,000 clusters with only 6 distinct rows: the distinct-row path must match the dense bootstrap.
+    rng = np.random.default_rng(1)
+    base = np.array([[0, 1], [1, 1], [2, 1], [3, 1], [0, 2], [5, 2]], dtype=float)
+    m = base[rng.integers(0, 6, 2000)]
+    fast = stats.bootstrap_totals(m, 4000, 3)
+    dense = resample_weights(2000, 4000, 4) @ m
+    assert np.all(fast[:, 1] >= 2000)
+    for col in range(2):
+        assert fast[:, col].mean() == pytest.approx(dense[:, col].mean(), rel=0.002)
+        assert fast[:, col].std() == pytest.approx(dense[:, col].std(), rel=0.08)
+    ratio_fast = np.quantile(fast[:, 0] / fast[:, 1], [0.025, 0.975])
+    ratio_dense = np.quantile(dense[:, 0] / dense[:, 1], [0.025, 0.975])
+    assert ratio_fast == pytest.approx(ratio_dense, rel=0.01)
