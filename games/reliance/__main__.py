@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from games.reliance.export import export_library
-from games.reliance.library import Library, build_library, quality_gates
+from games.reliance.library import Library, default_library, quality_gates
 from games.reliance.solver import Node, Solution
 from games.reliance.spec import ScenarioError
 from games.reliance.text import observation_text, rules_text
@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("validate", help="load and validate every blueprint and scenario file")
     args = parser.parse_args(argv)
     try:
-        lib = build_library()
+        lib = default_library()
     except ScenarioError as exc:
         print(f"invalid scenario file: {exc}", file=sys.stderr)
         return 2
