@@ -210,7 +210,9 @@ def read_events(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return list(iter_events(run_dir))
 
 
-def read_table(run: Run, name: str, *, cell_keys: bool = True) -> pd.DataFrame | None:
+def read_table(
+    run: Run, name: str, *, cell_keys: bool = True, usecols: Iterable[str] | None = None
+) -> pd.DataFrame | None:
     """Read one CSV table of a run, with the manifest's cell keys and run id attached.
 
     Columns already in the CSV win over manifest cell keys of the same name (a mismatch is warned about).
@@ -219,6 +221,7 @@ def read_table(run: Run, name: str, *, cell_keys: bool = True) -> pd.DataFrame |
         run: The run.
         name: File name, e.g. ``games.csv``.
         cell_keys: Attach ``run_id`` and the manifest ``cell`` keys as columns.
+        usecols: Read only these columns (those absent from the file are ignored).
 
     Returns:
         The table, or None when the file does not exist.
@@ -230,7 +233,10 @@ def read_table(run: Run, name: str, *, cell_keys: bool = True) -> pd.DataFrame |
     if not path.exists():
         return None
     try:
-        df = pd.read_csv(path, keep_default_na=True)
+        wanted = None if usecols is None else set(usecols)
+        df = pd.read_csv(
+            path, keep_default_na=True, usecols=None if wanted is None else lambda c: c in wanted
+        )
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:

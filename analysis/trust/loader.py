@@ -136,7 +136,7 @@ def _run_cell(run: Run, games: pd.DataFrame) -> dict[str, str]:
 def _load_contract_run(run: Run, *, full_check: bool) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
     frames: dict[str, pd.DataFrame] = {}
     for key, (name, columns) in _TABLES.items():
-        df = read_table(run, name, cell_keys=False)
+        df = read_table(run, name, cell_keys=False, usecols=set(columns) | {"agent", "model"})
         if df is None:
             raise RunDirError(f"{run.path}: no {name} (not an escape-room run, or it wrote no game yet)")
         _check_columns(df, run, name, columns)
@@ -262,7 +262,7 @@ def load_trust_data(
         excluded=excluded,
         problems=problems,
     )
-    runs_order = sorted(set(data.games["run_id"].astype(str)))
+    runs_order = sorted(data.games["run_id"].astype(str).unique())
     for table in (data.decisions, data.games, data.agent_games):
         table["run_code"] = pd.Categorical(table["run_id"].astype(str), categories=runs_order).codes.astype(
             "int64"
