@@ -122,3 +122,15 @@ def test_reliability_curve_mass_edges() -> None:
 def test_bad_input_raises_clear_error(p: list, y: list, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         scores.brier(p, y)
+
+
+def test_reliability_wilson_matches_textbook_formula() -> None:
+    p = np.array([0.15] * 7 + [0.85] * 13)
+    y = np.array([1, 0, 0, 0, 0, 0, 0] + [1] * 10 + [0] * 3)
+    z = 1.959963984540054
+    for b in scores.reliability_curve(p, y, n_bins=2):
+        n, k = b.count, round(b.observed * b.count)
+        ph = k / n
+        centre = (ph + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * np.sqrt(ph * (1 - ph) / n + z * z / (4 * n * n))
+        assert (b.low, b.high) == pytest.approx((centre - half, centre + half), abs=1e-12)
