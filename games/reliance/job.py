@@ -9,7 +9,7 @@ from hydra.utils import get_class
 
 from agents.reliance.base import ReliancePolicy
 from games.reliance.items import Item, select_items
-from games.reliance.library import Library, default_library
+from games.reliance.library import Library, default_library, quality_gates
 from games.reliance.mesa_model import RelianceModel, Services
 from games.reliance.options import RelianceOptions, options_from_config
 from games.reliance.tables import PREDICTION_COLUMNS, SCENARIO_COLUMNS, STAGE_COLUMNS
@@ -164,6 +164,7 @@ def run(ctx: JobContext) -> None:
     }
     feedback = feedback_seeder(cfg)
     run_id = getattr(ctx, "run_id", cfg.get("name", "run"))
+    ctx.recorder.event("library", items=len(items), **quality_gates(lib))
     bar = ctx.progress(cfg["runs"] * len(items), f"reliance {opts.set}")
     ctx.count("sessions", cfg["runs"])
     try:

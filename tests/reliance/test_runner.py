@@ -55,7 +55,11 @@ def test_events_record_every_stage(oracle_all):
     assert [e["seq"] for e in events] == list(range(len(events)))
     stage_events = [e for e in events if e["type"] == "stage"]
     assert len(stage_events) == len(pd.read_csv(oracle_all / "stages.csv"))
-    assert {"scenario_start", "scenario_end", "run_start", "run_end"} <= {e["type"] for e in events}
+    assert {"scenario_start", "scenario_end", "run_start", "run_end", "library"} <= {
+        e["type"] for e in events
+    }
+    library = next(e for e in events if e["type"] == "library")
+    assert library["all_pass"] and library["counts"]["main"] >= 300
 
 
 def test_shared_feedback_draws_across_agents(run_job_dir, oracle_all):
