@@ -161,3 +161,47 @@ def test_arena_reasoning_without_probability(run_job_dir, tmp_path: Path) -> Non
     items = list(arena_run(run))
     assert len(items) == 3 and all(i.outcome == 1 for i in items)  # tit-for-tat cooperated each round
     assert items[0].row["subject"] == "tit_for_tat" and items[0].row["cluster"] == "s0m000"
+
+
+def test_escape_room_run_source(tmp_path: Path) -> None:
+    from trustsim.extract.sources import escape_room_run
+
+    run = tmp_path / "run"
+    run.mkdir()
+    manifest = {
+        "run_id": "er-1",
+        "game": "escape_room",
+        "status": "complete",
+        "cell": {"model": "m", "agent": "llm", "memory": "none", "schedule": "2strike"},
+    }
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    events = [
+        {"seq": 0, "type": "game_start", "session": 0, "game": 1, "d_correct": False, "partner_puzzle": 2},
+        {
+            "seq": 1,
+            "type": "decision",
+            "session": 0,
+            "game": 1,
+            "round": 1,
+            "seat": "A",
+            "reasoning": "D looks wrong",
+        },
+        {"seq": 2, "type": "decision", "session": 0, "game": 1, "round": 1, "seat": "D", "action": "pass"},
+        {"seq": 3, "type": "game_start", "session": 1, "game": 1, "d_correct": True, "partner_puzzle": 4},
+        {
+            "seq": 4,
+            "type": "decision",
+            "session": 1,
+            "game": 1,
+            "round": 2,
+            "seat": "B",
+            "reasoning": "trust D",
+        },
+    ]
+    (run / "events.jsonl").write_text("\n".join(json.dumps(e) for e in events) + "\n{trunc")
+    items = list(escape_room_run(run))
+    assert [(i.outcome, i.row["cluster"], i.row["item"], i.row["round"]) for i in items] == [
+        (0, "s0", "Q2:A", 1),
+        (1, "s1", "Q4:B", 2),
+    ]
+    assert items[0].row["schedule"] == "2strike" and "Q2" in items[0].question

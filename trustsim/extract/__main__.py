@@ -20,7 +20,13 @@ from trustsim.errors import TrustsimError
 from trustsim.extract.extractor import extract
 from trustsim.extract.items import ReasoningItem
 from trustsim.extract.output import write_outputs
-from trustsim.extract.sources import SourceError, arena_run, escape_room_reference, reference_runs
+from trustsim.extract.sources import (
+    SourceError,
+    arena_run,
+    escape_room_reference,
+    escape_room_run,
+    reference_runs,
+)
 from trustsim.progress import make_progress
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
@@ -34,14 +40,15 @@ def collect(kind: str, sources: list[Path], limit: int | None) -> tuple[list[Rea
             for run_dir in reference_runs(root):
                 items.extend(escape_room_reference(run_dir))
         game = "escape_room"
-    elif kind == "arena":
+    elif kind in ("arena", "escape_room"):
+        read = arena_run if kind == "arena" else escape_room_run
         for root in sources:
             runs = sorted(p.parent for p in root.rglob("manifest.json")) if root.is_dir() else []
             if not runs:
-                raise SourceError(f"{root}: no arena run directory (manifest.json) found")
+                raise SourceError(f"{root}: no {kind} run directory (manifest.json) found")
             for run_dir in runs:
-                items.extend(arena_run(run_dir))
-        game = "arena"
+                items.extend(read(run_dir))
+        game = kind
     else:
         raise SourceError(f"unknown source kind {kind!r}")
     return (items[:limit] if limit else items), game
@@ -59,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit code."""
     ap = argparse.ArgumentParser(prog="python -m trustsim.extract", description=__doc__.splitlines()[0])
     ap.add_argument("sources", nargs="+", type=Path, help="log directories (searched recursively)")
-    ap.add_argument("--kind", choices=["escape_room_reference", "arena"], default="escape_room_reference")
+    ap.add_argument(
+        "--kind", choices=["escape_room_reference", "escape_room", "arena"], default="escape_room_reference"
+    )
     ap.add_argument("--out", required=True, type=Path, help="output directory (a run directory for analysis)")
     ap.add_argument(
         "--model", default="smollm2", help="extractor model: conf/model/<name>.yaml (default smollm2)"
