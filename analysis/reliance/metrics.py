@@ -142,7 +142,8 @@ def pair_metrics(stages: pd.DataFrame, level: float) -> pd.DataFrame:
     for system, d in pairs.groupby("system"):
         acc = agree = n = 0
         stable_n = stable_ok = 0
-        for _, g in d.groupby("pair"):
+        keys = [k for k in ("run_id", "session") if k in d.columns] + ["pair"]
+        for _, g in d.groupby(keys):
             if set(g["pair_side"]) != {"a", "b"}:
                 continue
             n += 1
@@ -170,8 +171,9 @@ def support_comparison(stages: pd.DataFrame, level: float) -> pd.DataFrame:
     sup = stages[stages["show_posterior"].astype(bool)]
     rows = []
     for system, s in sup.groupby("system"):
-        b = base[base["system"] == system].drop_duplicates(["scenario", "history"])
-        m = s.merge(b, on=["scenario", "history"], suffixes=("_sup", "_base"))
+        keys = ["scenario", "history"] + (["session"] if "session" in stages.columns else [])
+        b = base[base["system"] == system].drop_duplicates(keys)
+        m = s.drop_duplicates(keys).merge(b, on=keys, suffixes=("_sup", "_base"))
         if m.empty:
             rows.append({"system": system, "matched": 0, "improved": 0, "worsened": 0, "net": 0})
             continue
