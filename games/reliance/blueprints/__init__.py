@@ -1,0 +1,1 @@
+"""Data package: reliance blueprints (YAML files shipped as package data)."""

@@ -1,0 +1,1 @@
+"""Data package: reliance scenarios (YAML files shipped as package data)."""
