@@ -21,7 +21,8 @@ def load_predictions(
     """All prediction rows under the given run/sweep directories.
 
     The returned frame has every contract column (missing optional ones are added empty), ``p`` and
-    ``p_exact`` as floats (NaN = missing), ``outcome`` as 0/1 floats, and ``cluster_key`` =
+    ``p_exact`` as floats (NaN = missing), ``outcome`` as 0/1 floats, ``model`` = ``scripted:<agent>`` for offline agents (so different scripted
+    forecasters are never pooled), and ``cluster_key`` =
     ``run_id/cluster`` so clusters of different runs never merge (``cluster_id``: its integer code).
 
     Raises:
@@ -66,6 +67,8 @@ def load_predictions(
         "subject",
     ):
         df[col] = df[col].astype("string").fillna("")
+    scripted = (df["model"] == "scripted") & (df["agent"] != "")
+    df.loc[scripted, "model"] = "scripted:" + df.loc[scripted, "agent"]  # tell offline forecasters apart
     df["cluster_key"] = df["run_id"] + "/" + df["cluster"]
     df["cluster_id"] = pd.factorize(df["cluster_key"])[0]  # integer codes: fast grouping and resampling
     return df, found

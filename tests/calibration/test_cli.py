@@ -147,3 +147,17 @@ def test_long_matches_get_round_ranges(tmp_path: Path) -> None:
     assert main(["calibration", str(run), "--out", str(out), "--resamples", "20"]) == 0
     by_round = pd.read_csv(out / "by_round.csv", dtype={"round": str})
     assert by_round["round"].tolist()[:2] == ["001-015", "016-030"] and by_round["n"].sum() == 600
+
+
+def test_scripted_forecasters_are_not_pooled(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    rows = arena_rows("a", rng)
+    for r in rows[:60]:
+        r.update(model="scripted", agent="ipd_forecasting_tit_for_tat")
+    for r in rows[60:]:
+        r.update(model="scripted", agent="other_forecaster")
+    run = write_run(tmp_path / "s", "a", "arena", rows)
+    out = tmp_path / "r"
+    assert main(["calibration", str(run), "--out", str(out), "--resamples", "20"]) == 0
+    models = sorted(pd.read_csv(out / "summary.csv")["model"])
+    assert models == ["scripted:ipd_forecasting_tit_for_tat", "scripted:other_forecaster"]
