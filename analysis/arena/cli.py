@@ -11,7 +11,7 @@ import pandas as pd
 
 from analysis.arena.figures import match_grid, tournament_payoffs
 from analysis.arena.measures import per_match
-from analysis.arena.tables import measure_table, payoff_matrix, tournament_table
+from analysis.arena.tables import measure_table, payoff_matrix, tournament_table, varying_cells
 from analysis.calibration.load import dedupe_runs
 from analysis.rundirs import RunDirError, discover_runs, read_tables
 
@@ -33,6 +33,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--include-incomplete", action="store_true", help="also analyse running/failed runs")
     p.set_defaults(func=run)
     return p
+
+
+HEADER = (
+    "rank", "player", "model", "matches", "payoff/round", "cooperation", "mutual C",
+    "retaliation", "forgiveness", "first D", "defected",
+)  # fmt: skip
 
 
 def _fmt(row: pd.Series, name: str, digits: int = 2) -> str:
@@ -66,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     table = tournament_table(pm, args.resamples, args.seed)
     table.to_csv(out / "tournament.csv", index=False)
-    pairs = measure_table(pm, ["player", "model", "opponent"], args.resamples, args.seed)
+    cells = varying_cells(pm)
+    pairs = measure_table(pm, [*cells, "player", "model", "opponent"], args.resamples, args.seed)
     pairs.to_csv(out / "pairs.csv", index=False)
     payoff_matrix(pm).to_csv(out / "payoff_matrix.csv")
     pm.drop(columns=["one"], errors="ignore").to_csv(out / "per_match.csv", index=False)
@@ -82,17 +89,20 @@ def run(args: argparse.Namespace) -> int:
         "",
         "## Tournament table",
         "",
-        "| rank | player | model | matches | payoff/round | cooperation | mutual C | retaliation | forgiveness | first D | defected |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| " + " | ".join([*cells, *HEADER]) + " |",
+        "|" + "---|" * (len(cells) + len(HEADER)),
     ]
     for _, r in table.iterrows():
-        cells = [str(r["rank"]), str(r["player"]), str(r["model"]), str(r["matches"])]
-        cells += [
-            _fmt(r, m)
-            for m in ("payoff_per_round", "cooperation", "mutual_cooperation", "retaliation", "forgiveness")
+        row = [str(r[c]) for c in cells] + [
+            str(r["rank"]),
+            str(r["player"]),
+            str(r["model"]),
+            str(r["matches"]),
         ]
-        cells += [_fmt(r, "first_defection", 1), _fmt(r, "defected_share")]
-        lines.append("| " + " | ".join(cells) + " |")
+        row += [_fmt(r, m) for m in ("payoff_per_round", "cooperation", "mutual_cooperation")]
+        row += [_fmt(r, m) for m in ("retaliation", "forgiveness")]
+        row += [_fmt(r, "first_defection", 1), _fmt(r, "defected_share")]
+        lines.append("| " + " | ".join(row) + " |")
     lines += ["", f"![match grid]({grid.name}) (first {shown} matches; green CC, orange CD, blue DC, red DD)"]
     lines += [
         "",

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+CELL_COLUMNS = ("temptation", "horizon", "noise", "identity")
+"""Match settings carried into the per-match table; the CLI splits tables by those that vary."""
 REQUIRED = (
     "run_id",
     "match",
@@ -74,7 +76,11 @@ def per_match(moves: pd.DataFrame) -> pd.DataFrame:
             "first_defection": first_d,
         }
     )
+    cells = [c for c in CELL_COLUMNS if c in m.columns]
+    for c in cells:
+        work[c] = m[c]
     agg = work.groupby(key, sort=False).agg(
+        **{c: (c, "first") for c in cells},
         player=("player", "first"),
         model=("model", "first"),
         opponent=("opponent", "first"),

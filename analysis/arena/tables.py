@@ -49,11 +49,22 @@ def measure_table(per_match: pd.DataFrame, keys: Sequence[str], n_resamples: int
     return pd.DataFrame(rows)
 
 
+def varying_cells(per_match: pd.DataFrame) -> list[str]:
+    """Match-setting columns (temptation, horizon, noise, identity) that take more than one value."""
+    from analysis.arena.measures import CELL_COLUMNS
+
+    return [c for c in CELL_COLUMNS if c in per_match.columns and per_match[c].nunique() > 1]
+
+
 def tournament_table(per_match: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Per player (label and model): the measures, ranked by payoff per round (rank 1 = best)."""
-    t = measure_table(per_match, ["player", "model"], n_resamples, seed)
-    t = t.sort_values("payoff_per_round", ascending=False, kind="stable").reset_index(drop=True)
-    t.insert(0, "rank", np.arange(1, len(t) + 1))
+    """Per player (label and model) and per setting that varies: the measures, ranked by payoff per round
+    within each setting (rank 1 = best)."""
+    cells = varying_cells(per_match)
+    t = measure_table(per_match, [*cells, "player", "model"], n_resamples, seed)
+    t = t.sort_values([*cells, "payoff_per_round"], ascending=[True] * len(cells) + [False], kind="stable")
+    t = t.reset_index(drop=True)
+    rank = t.groupby(cells).cumcount() + 1 if cells else pd.Series(np.arange(1, len(t) + 1))
+    t.insert(0, "rank", rank.to_numpy())
     return t
 
 

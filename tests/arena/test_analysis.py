@@ -98,3 +98,12 @@ def test_cli_rejects_non_arena(tmp_path: Path, capsys) -> None:
     )
     assert main(["arena", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "no arena run" in capsys.readouterr().err
+
+
+def test_tables_split_by_varying_settings() -> None:
+    a = pd.DataFrame(_moves("CCCC", "CCCC", "m1", "tft", "coop")).assign(temptation=5.0)
+    b = pd.DataFrame(_moves("CDDD", "DDDD", "m2", "tft", "defect")).assign(temptation=12.0)
+    t = tournament_table(per_match(pd.concat([a, b])), n_resamples=20)
+    assert t["temptation"].tolist() == [5.0, 5.0, 12.0, 12.0] and t["rank"].tolist() == [1, 2, 1, 2]
+    tft12 = t[(t["player"] == "tft") & (t["temptation"] == 12.0)].iloc[0]
+    assert tft12["payoff_per_round"] == pytest.approx(3 / 4)
