@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from analysis.rundirs import Discovery, RunDirError, discover_runs, read_tables
+from analysis.rundirs import Discovery, RunDirError, discover_runs, read_table
 
 PREDICTIONS = "predictions.csv"
 REQUIRED = ("run_id", "game_type", "cluster", "model", "p", "outcome", "source")
@@ -21,8 +21,8 @@ def load_predictions(
     """All prediction rows under the given run/sweep directories.
 
     The returned frame has every contract column (missing optional ones are added empty), ``p`` and
-    ``p_exact`` as floats (NaN = missing), ``outcome`` as 0/1 floats, ``model`` = ``scripted:<agent>`` for offline agents (so different scripted
-    forecasters are never pooled), and ``cluster_key`` =
+    ``p_exact`` as floats (NaN = missing), ``outcome`` as 0/1 floats, ``model`` = ``scripted:<agent>`` for offline agents (so
+    different scripted forecasters are never pooled), ``cell:<key>`` columns for manifest cell keys, and ``cluster_key`` =
     ``run_id/cluster`` so clusters of different runs never merge (``cluster_id``: its integer code).
 
     Raises:
@@ -33,7 +33,7 @@ def load_predictions(
     if not found.runs:
         why = found.report() or "no manifest.json found"
         raise RunDirError(f"no run directories to analyse ({why})")
-    df = read_tables(found.runs, PREDICTIONS, cell_keys=False)
+    df = _read_with_cells(found)
     if df.empty:
         raise RunDirError(f"none of the {len(found.runs)} run(s) has a non-empty {PREDICTIONS}")
     missing = [c for c in REQUIRED if c not in df.columns]
@@ -72,6 +72,26 @@ def load_predictions(
     df["cluster_key"] = df["run_id"] + "/" + df["cluster"]
     df["cluster_id"] = pd.factorize(df["cluster_key"])[0]  # integer codes: fast grouping and resampling
     return df, found
+
+
+def _read_with_cells(found: Discovery) -> pd.DataFrame:
+    """predictions.csv of every run, plus the manifest cell keys the table lacks (e.g. ``temptation``,
+    ``horizon``, ``partner_slot``) as ``cell:<key>`` columns."""
+    frames = []
+    for run in found.runs:
+        df = read_table(run, PREDICTIONS, cell_keys=False)
+        if df is None or df.empty:
+            continue
+        for key, value in run.cell.items():
+            if key not in df.columns and isinstance(value, str | int | float | bool):
+                df[f"cell:{key}"] = str(value)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def cell_columns(df: pd.DataFrame) -> list[str]:
+    """The ``cell:<key>`` columns that take more than one value (settings a sweep varied)."""
+    return [c for c in df.columns if c.startswith("cell:") and df[c].fillna("").nunique() > 1]
 
 
 def dedupe_runs(found: Discovery) -> Discovery:

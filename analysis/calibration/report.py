@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.calibration import figures
+from analysis.calibration.load import cell_columns
 from analysis.calibration.tables import BASE_KEYS, BREAKDOWNS, Settings, measure_table, reliability_table
 
 
@@ -55,7 +56,8 @@ def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: 
     summary.to_csv(written["summary"], index=False)
     breakdowns: dict[str, pd.DataFrame] = {}
     skipped: list[str] = []
-    for name, col in BREAKDOWNS.items():
+    extra = {c.removeprefix("cell:"): c for c in cell_columns(df) if c.removeprefix("cell:") not in BREAKDOWNS}
+    for name, col in {**BREAKDOWNS, **extra}.items():
         vals = df[col].astype("string").fillna("")
         if not (vals != "").any():
             continue

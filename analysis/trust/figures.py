@@ -32,6 +32,16 @@ def _save(fig: plt.Figure, out_dir: Path, name: str) -> str:
     return name
 
 
+def _with_who(df: pd.DataFrame) -> pd.DataFrame:
+    """Add ``who``: the model, plus agent kind / partner slot when the frame holds several."""
+    out = df.copy()
+    extra = [k for k in ("agent", "partner_slot") if k in out and out[k].nunique() > 1]
+    out["who"] = out["model"].astype(str)
+    if extra:
+        out["who"] = out["who"] + " (" + out[extra].astype(str).agg(", ".join, axis=1) + ")"
+    return out
+
+
 def _grid(n: int, width: float = 4.2, height: float = 3.2) -> tuple[plt.Figure, np.ndarray]:
     cols = min(3, max(1, n))
     rows = math.ceil(n / cols)
@@ -45,12 +55,13 @@ def verification_by_round(by_round: pd.DataFrame, out_dir: Path) -> FigureResult
     """Memoryless verifications per game by round, stacked by target puzzle, one panel per model."""
     if by_round.empty:
         return None, "no memoryless (memory=none) D-correct games with verifications in the data"
-    models = sorted(by_round["model"].unique())
+    by_round = _with_who(by_round)
+    models = sorted(by_round["who"].unique())  # memoryless cells of one model pooled, as the anchor
     puzzles = sorted(by_round["target"].unique())
     fig, axes = _grid(len(models))
     colours = plt.get_cmap("tab10")
     for ax, model in zip(axes, models, strict=False):
-        sub = by_round[by_round["model"] == model].pivot_table(
+        sub = by_round[by_round["who"] == model].pivot_table(
             index="round", columns="target", values="per_game", aggfunc="sum", fill_value=0.0
         )
         bottom = np.zeros(len(sub))
@@ -72,15 +83,16 @@ def verification_by_round(by_round: pd.DataFrame, out_dir: Path) -> FigureResult
 
 def per_game_bars(curves: pd.DataFrame, out_dir: Path) -> FigureResult:
     """Per-game verification bars (partner segment vs rest), smooth vs 1strike, one row per model."""
-    sel = curves[curves["schedule"].isin(["smooth", "1strike"]) & (curves["memory"] != "none")]
+    sel = _with_who(curves[curves["schedule"].isin(["smooth", "1strike"]) & (curves["memory"] != "none")])
     if sel.empty:
         return None, "no smooth or 1strike cells with memory in the data"
-    models = sorted(sel["model"].unique())
+    sel["who"] = sel["who"] + " / " + sel["memory"].astype(str)
+    models = sorted(sel["who"].unique())
     fig, axes = plt.subplots(len(models), 2, figsize=(9, 2.6 * len(models)), squeeze=False, sharey="row")
     for i, model in enumerate(models):
         for j, schedule in enumerate(("smooth", "1strike")):
             ax = axes[i, j]
-            sub = sel[(sel["model"] == model) & (sel["schedule"] == schedule)].sort_values("game")
+            sub = sel[(sel["who"] == model) & (sel["schedule"] == schedule)].sort_values("game")
             if sub.empty:
                 ax.text(0.5, 0.5, "not run", ha="center", va="center", transform=ax.transAxes)
                 ax.set_axis_off()
@@ -102,22 +114,26 @@ def per_game_bars(curves: pd.DataFrame, out_dir: Path) -> FigureResult:
 def two_axis_scatter(deltas: list[Delta], out_dir: Path) -> FigureResult:
     """Δtrust (smooth) vs Δtarget (1strike) per model, with interval whiskers."""
     pts = []
-    models = sorted({(d.keys["model"], d.keys["memory"]) for d in deltas})
-    for model, memory in models:
-        dt = next((d for d in deltas if d.keys["model"] == model and d.keys["memory"] == memory
-                   and d.keys["schedule"] == "smooth" and d.measure == "delta_trust"), None)  # fmt: skip
-        dg = next((d for d in deltas if d.keys["model"] == model and d.keys["memory"] == memory
-                   and d.keys["schedule"] == "1strike" and d.measure == "delta_target"), None)  # fmt: skip
+    groups = sorted(
+        {(d.keys["model"], d.keys["agent"], d.keys["partner_slot"], d.keys["memory"]) for d in deltas}
+    )
+    several_agents = len({g[1:3] for g in groups}) > 1
+    for model, agent, slot, memory in groups:
+        same = [d for d in deltas if (d.keys["model"], d.keys["agent"], d.keys["partner_slot"], d.keys["memory"])
+                == (model, agent, slot, memory)]  # fmt: skip
+        dt = next((d for d in same if d.keys["schedule"] == "smooth" and d.measure == "delta_trust"), None)
+        dg = next((d for d in same if d.keys["schedule"] == "1strike" and d.measure == "delta_target"), None)
         if dt and dg and not math.isnan(dt.interval.estimate) and not math.isnan(dg.interval.estimate):
-            pts.append((model, memory, dt.interval, dg.interval))
+            who = f"{model} ({agent}, {memory})" if several_agents else f"{model} ({memory})"
+            pts.append((who, dt.interval, dg.interval))
     if not pts:
         return None, "needs, for some model, a smooth and a 1strike cell and an anchor (data or published)"
     fig, ax = plt.subplots(figsize=(6.2, 4.8))
-    for i, (model, memory, x, y) in enumerate(pts):
+    for i, (who, x, y) in enumerate(pts):
         xerr = [[x.estimate - x.low], [x.high - x.estimate]] if x.has_interval else None
         yerr = [[y.estimate - y.low], [y.high - y.estimate]] if y.has_interval else None
         ax.errorbar(x.estimate, y.estimate, xerr=xerr, yerr=yerr, fmt="o", capsize=3, color=f"C{i % 10}",
-                    label=f"{model} ({memory})")  # fmt: skip
+                    label=who)  # fmt: skip
     ax.axhline(0, color="k", lw=0.6)
     ax.axvline(0, color="k", lw=0.6)
     ax.set_xlabel("Δtrust = verif./game (smooth) − anchor   (← trust formed)")
@@ -135,11 +151,11 @@ def recovery(curves: pd.DataFrame, out_dir: Path) -> FigureResult:
         return None, "no multi-failure schedule (2strike, 3strike, mid2strike, recur) in the data"
     fig, axes = _grid(len(schedules))
     for ax, schedule in zip(axes, schedules, strict=False):
-        sub = curves[curves["schedule"] == schedule]
+        sub = _with_who(curves[curves["schedule"] == schedule])
         fail = sorted(sub.loc[sub["d_correct_share"] < 1, "game"].unique())
         for g in fail:
             ax.axvspan(g - 0.5, g + 0.5, color="gold", alpha=0.3, lw=0, zorder=0)
-        for i, ((model, memory), m) in enumerate(sub.groupby(["model", "memory"], sort=True)):
+        for i, ((model, memory), m) in enumerate(sub.groupby(["who", "memory"], sort=True)):
             m = m.sort_values("game")
             ax.plot(m["game"], m["volume"], marker="o", ms=3, color=f"C{i % 10}", label=f"{model} ({memory})")
             ok = m["volume_low"].notna()
@@ -160,10 +176,11 @@ def survival(km: pd.DataFrame, out_dir: Path) -> FigureResult:
     """Kaplan–Meier survival of agent-games over rounds per schedule, one panel per model."""
     if km.empty:
         return None, "no agent-games"
-    models = sorted(km["model"].unique())
+    km = _with_who(km)
+    models = sorted(km["who"].unique())
     fig, axes = _grid(len(models))
     for ax, model in zip(axes, models, strict=False):
-        sub = km[km["model"] == model]
+        sub = km[km["who"] == model]
         keys = sorted({(s, m) for s, m in zip(sub["schedule"], sub["memory"], strict=True)},
                       key=lambda x: (schedule_sort_key(x[0]), x[1]))  # fmt: skip
         for i, (schedule, memory) in enumerate(keys):

@@ -413,15 +413,18 @@ def per_game_curves(
 
 
 def verification_by_round(data: TrustData, memory: str = "none") -> pd.DataFrame:
-    """Verifications per game by (model, round, target puzzle) over D-correct games of ``memory`` cells."""
+    """Verifications per game by (model, agent, partner slot, round, target puzzle) over D-correct games of
+    ``memory`` cells."""
+    who = ["model", "agent", "partner_slot"]
+    cols = [*who, "round", "target", "verifications", "games", "per_game"]
     d = data.decisions
     sel = d[(d["memory"] == memory) & d["d_correct"] & ~d["is_partner"] & (d["resolved_action"] == "verify")]
     games = data.games[(data.games["memory"] == memory) & data.games["d_correct"]]
-    n_games = games.groupby("model").size()
     if sel.empty:
-        return pd.DataFrame(columns=["model", "round", "target", "verifications", "games", "per_game"])
-    out = sel.groupby(["model", "round", "target"]).size().rename("verifications").reset_index()
+        return pd.DataFrame(columns=cols)
+    n_games = games.groupby(who).size().rename("games").reset_index()
+    out = sel.groupby([*who, "round", "target"]).size().rename("verifications").reset_index()
     out["target"] = out["target"].astype(int)
-    out["games"] = out["model"].map(n_games).astype(int)
+    out = out.merge(n_games, on=who, how="left")
     out["per_game"] = out["verifications"] / out["games"]
-    return out
+    return out[cols]

@@ -69,6 +69,13 @@ def _delta(deltas: Iterable[Delta], measure: str, **keys: str) -> Delta | None:
     return None
 
 
+def _who(keys: dict[str, str], cells: list[CellResult]) -> str:
+    """Model name, with the agent kind / partner slot appended when the data hold several of them."""
+    name = keys["model"]
+    extra = [keys[k] for k in ("agent", "partner_slot") if len({c.keys[k] for c in cells}) > 1]
+    return f"{name} ({', '.join(extra)})" if extra else name
+
+
 def _models(cells: list[CellResult]) -> list[tuple[str, str, str]]:
     return sorted({(c.keys["model"], c.keys["agent"], c.keys["partner_slot"]) for c in cells})
 
@@ -123,7 +130,7 @@ def _formation_like(
             rows.append(_collect_notes(row))
             md.append(
                 {
-                    "model": model,
+                    "model": _who(base, cells),
                     "memory": memory,
                     "anchor": _fmt(a_iv, digits) if a_iv else "no anchor",
                     "smooth": _fmt(sm.measures[measure] if sm else None, digits),
@@ -148,7 +155,8 @@ def score_drivers(cells: list[CellResult]) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows, md = [], []
     for c in cells:
         row: dict[str, object] = {**c.keys, "runs": c.n_runs, "games": c.n_games}
-        mrow: dict[str, object] = {"cell": c.label, "games": c.n_games}
+        label = f"{_who(c.keys, cells)} / {c.keys['schedule']} / {c.keys['memory']}"
+        mrow: dict[str, object] = {"cell": label, "games": c.n_games}
         for m in SCORE_DRIVER_MEASURES:
             row.update(interval_columns(m, c.measures[m]))
             mrow[MEASURE_LABELS[m]] = _fmt(c.measures[m], 2)
@@ -159,7 +167,7 @@ def score_drivers(cells: list[CellResult]) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def score_matrix(cells: list[CellResult]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Coins per agent-game: rows schedule × memory, columns model."""
-    models = sorted({c.keys["model"] for c in cells})
+    models = _models(cells)
     scen = sorted(
         {(c.keys["schedule"], c.keys["memory"]) for c in cells}, key=lambda x: (schedule_sort_key(x[0]), x[1])
     )
@@ -167,15 +175,16 @@ def score_matrix(cells: list[CellResult]) -> tuple[pd.DataFrame, pd.DataFrame]:
     for schedule, memory in scen:
         row: dict[str, object] = {"schedule": schedule, "memory": memory}
         mrow: dict[str, object] = {"schedule": schedule, "memory": memory}
-        for model in models:
-            c = _find(cells, model=model, schedule=schedule, memory=memory)
+        for model, agent, slot in models:
+            c = _find(cells, model=model, agent=agent, partner_slot=slot, schedule=schedule, memory=memory)
+            who = _who({"model": model, "agent": agent, "partner_slot": slot}, cells)
             iv = (
                 c.measures["coins_per_agent_game"]
                 if c
                 else Interval(math.nan, math.nan, math.nan, 0, "not run")
             )
-            row.update(interval_columns(model, iv))
-            mrow[model] = _fmt(iv, 2) if c else "—"
+            row.update(interval_columns(who, iv))
+            mrow[who] = _fmt(iv, 2) if c else "—"
         rows.append(_collect_notes(row))
         md.append(mrow)
     return pd.DataFrame(rows), pd.DataFrame(md)
@@ -202,7 +211,7 @@ def schedule_sweep(cells: list[CellResult], deltas: list[Delta]) -> tuple[pd.Dat
         rows.append(_collect_notes(row))
         md.append(
             {
-                "model": c.keys["model"],
+                "model": _who(c.keys, cells),
                 "schedule": c.keys["schedule"],
                 "memory": c.keys["memory"],
                 "runs": c.n_runs,
