@@ -56,7 +56,9 @@ def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: 
     summary.to_csv(written["summary"], index=False)
     breakdowns: dict[str, pd.DataFrame] = {}
     skipped: list[str] = []
-    extra = {c.removeprefix("cell:"): c for c in cell_columns(df) if c.removeprefix("cell:") not in BREAKDOWNS}
+    extra = {
+        c.removeprefix("cell:"): c for c in cell_columns(df) if c.removeprefix("cell:") not in BREAKDOWNS
+    }
     for name, col in {**BREAKDOWNS, **extra}.items():
         vals = df[col].astype("string").fillna("")
         if not (vals != "").any():
@@ -178,21 +180,22 @@ def _markdown(
             if r.get("n_exact", 0) > 0
         ]
         parts.append(_md_table(["source", "game", "model", "n", "MSE vs exact", "bias vs exact"], rows))
-    for name in ("subject", "schedule", "agent", "memory"):
-        if name not in breakdowns:
+    for name, table in breakdowns.items():
+        if name in ("game", "round"):  # long tables: CSV only
             continue
+        col = BREAKDOWNS.get(name, f"cell:{name}")
         parts += ["", f"## By {name}", ""]
         rows = [
             [
                 str(r["source"]),
                 str(r["game_type"]),
                 str(r["model"]),
-                str(r[BREAKDOWNS[name]]),
+                str(r[col]),
                 f"{int(r['n'])}",
                 _fmt(r, "brier"),
                 _fmt(r, "bias"),
             ]
-            for _, r in breakdowns[name].iterrows()
+            for _, r in table.iterrows()
         ]
         parts.append(_md_table(["source", "game", "model", name, "n", "Brier", "bias"], rows))
     notes = [

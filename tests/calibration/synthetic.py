@@ -9,13 +9,14 @@ import numpy as np
 import pandas as pd
 
 
-def write_run(root: Path, run_id: str, game: str, rows: list[dict], status: str = "complete") -> Path:
+def write_run(
+    root: Path, run_id: str, game: str, rows: list[dict], status: str = "complete", cell: dict | None = None
+) -> Path:
     """Write a minimal run directory (manifest + predictions.csv)."""
     d = root / run_id
     d.mkdir(parents=True)
-    (d / "manifest.json").write_text(
-        json.dumps({"run_id": run_id, "game": game, "status": status, "cell": {}})
-    )
+    manifest = {"run_id": run_id, "game": game, "status": status, "cell": cell or {}}
+    (d / "manifest.json").write_text(json.dumps(manifest))
     pd.DataFrame(rows).to_csv(d / "predictions.csv", index=False)
     return d
 

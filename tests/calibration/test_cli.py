@@ -161,3 +161,16 @@ def test_scripted_forecasters_are_not_pooled(tmp_path: Path) -> None:
     assert main(["calibration", str(run), "--out", str(out), "--resamples", "20"]) == 0
     models = sorted(pd.read_csv(out / "summary.csv")["model"])
     assert models == ["scripted:ipd_forecasting_tit_for_tat", "scripted:other_forecaster"]
+
+
+def test_breakdown_by_swept_cell_keys(tmp_path: Path) -> None:
+    rng = np.random.default_rng(9)
+    for t in (5, 12):
+        cell = {"temptation": t, "horizon": "announced", "model": "m2"}
+        write_run(tmp_path / "sw", f"ipd-t{t}", "arena", arena_rows(f"ipd-t{t}", rng), cell=cell)
+    out = tmp_path / "r"
+    assert main(["calibration", str(tmp_path / "sw"), "--out", str(out), "--resamples", "20"]) == 0
+    by = pd.read_csv(out / "by_temptation.csv")
+    assert sorted(by["cell:temptation"]) == [5, 12] and (by["n"] == 120).all()
+    assert not (out / "by_horizon.csv").exists()  # did not vary
+    assert "## By temptation" in (out / "report.md").read_text()
