@@ -81,11 +81,19 @@ class FakeServer:
         return self
 
     def stop(self) -> None:
-        if self._loop is not None and self._server is not None:
-            self._loop.call_soon_threadsafe(self._server.close)
-            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._loop is not None and self._server is not None and self._loop.is_running():
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop)
         if self._thread is not None:
             self._thread.join(5)
+
+    async def _shutdown(self) -> None:
+        assert self._server is not None and self._loop is not None
+        self._server.close()
+        tasks = [t for t in asyncio.all_tasks(self._loop) if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._loop.stop()
 
     def __enter__(self) -> FakeServer:
         return self.start()
@@ -100,6 +108,7 @@ class FakeServer:
         self._server = self._loop.run_until_complete(self.serve())
         self._ready.set()
         self._loop.run_forever()
+        self._loop.close()
 
     async def serve(self) -> asyncio.AbstractServer:
         server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, backlog=1024)

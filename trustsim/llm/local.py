@@ -49,10 +49,15 @@ def find_gguf(cfg: LocalModelConfig) -> Path:
     return files[0]
 
 
+def default_threads() -> int:
+    """Half the cores, 1 to 4: llama.cpp threads spin at barriers, so oversubscribed cores are very slow."""
+    return max(1, min(4, (os.cpu_count() or 2) // 2))
+
+
 def load_model(cfg: LocalModelConfig) -> Any:
     """The process-wide ``Llama`` instance for this GGUF file and context settings (loaded once)."""
     path = find_gguf(cfg)
-    n_threads = cfg.n_threads or os.cpu_count() or 1
+    n_threads = cfg.n_threads or default_threads()
     key = (str(path), cfg.n_ctx, n_threads, cfg.n_batch, cfg.state_cache_mb)
     with _MODEL_LOCK:
         model = _MODELS.get(key)
@@ -68,6 +73,7 @@ def load_model(cfg: LocalModelConfig) -> Any:
                 model_path=str(path),
                 n_ctx=cfg.n_ctx,
                 n_threads=n_threads,
+                n_threads_batch=n_threads,
                 n_batch=cfg.n_batch,
                 seed=0,
                 verbose=False,

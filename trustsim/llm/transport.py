@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ def get_litellm() -> Any:
 
         litellm.telemetry = False
         litellm.suppress_debug_info = True
+        for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
+            logging.getLogger(name).setLevel(logging.WARNING)
         _litellm = litellm
     return _litellm
 

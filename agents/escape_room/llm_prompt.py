@@ -1,0 +1,130 @@
+"""Compact escape-room prompts: a rules message shared by every seat (so a local model can reuse its
+KV prefix), then the seat's memory and the current state, and the answer format."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from games.escape_room.types import Observation, Puzzle
+
+CONFIDENCE_GRID = tuple(round(i / 20, 2) for i in range(21))  # 0, 0.05, ..., 1 for constrained decoding
+
+
+def rules_text(coins: int, max_rounds: int | None) -> str:
+    """The rules message: identical for every seat and game of a run."""
+    rounds = f"after round {max_rounds}" if max_rounds else "after the last round"
+    return (
+        "You play a cooperative escape-room game with four players A, B, C, D. Each player owns one "
+        "arithmetic puzzle (Q1-Q4) and sealed its answer in a capsule labelled Q<k>-<owner>. Everyone sees "
+        "each capsule's label and its endorsers (players who vouch for it), never the number inside.\n"
+        "Each round every living player picks one action at the same time:\n"
+        "- pass: do nothing.\n"
+        "- verify: pay 1 coin and solve puzzle Q<target> yourself. A matching answer adds you as an "
+        "endorser of that capsule; a different answer opens a new capsule Q<target>-<you>. You cannot "
+        "verify your own puzzle or verify with 0 coins.\n"
+        "- volunteer: submit a password naming one capsule per puzzle. If all four capsules are right, "
+        "every living player escapes; if any is wrong, the volunteer dies.\n"
+        "Verifications resolve first. If several players volunteer, one is picked at random. If nobody "
+        "volunteers, one random living player (any of A-D) is eliminated. The game ends on escape, when "
+        f"everyone is dead, or {rounds}. Everyone starts each game with {coins} coins. Your score is your "
+        "remaining coins if the team escapes and you survive, else 0.\n"
+        'Answer with one JSON object: {"action": "pass" | "verify" | "volunteer", "target": <puzzle number, '
+        'verify only>, "password": {"Q1": "<label>", "Q2": "<label>", "Q3": "<label>", "Q4": "<label>"} '
+        '(volunteer only), "confidence": {"Q1": p, "Q2": p, "Q3": p, "Q4": p}, "reasoning": "<brief>"}. '
+        "confidence: your probability (0 to 1) that the capsule you trust most for each puzzle holds the "
+        "right answer."
+    )
+
+
+def state_text(obs: Observation, memory: str) -> str:
+    """The seat's view now: memory context, identity, puzzle, coins, capsule table, this game's events."""
+    coins = " ".join(f"{s}={c}" for s, c in obs.coins.items())
+    lines = []
+    if memory:
+        lines += ["Memory from earlier play:", memory, ""]
+    lines += [
+        f"You are player {obs.seat}. Game {obs.game}, round {obs.round} of {obs.max_rounds}.",
+        f"Your puzzle {obs.puzzle.slot}: {obs.puzzle.text} Your answer: {obs.puzzle.answer}.",
+        f"Alive: {', '.join(obs.alive)}. Coins: {coins}.",
+        "Capsules (label [endorsers]):",
+    ]
+    for k in sorted(obs.capsules):
+        caps = "; ".join(f"{c.label} [{','.join(c.endorsers)}]" for c in obs.capsules[k])
+        lines.append(f"Q{k} (owner {obs.owners[k]}): {caps}")
+    if obs.history:
+        lines.append("This game so far:")
+        lines += list(obs.history)
+    lines.append("Your move, as JSON:")
+    return "\n".join(lines)
+
+
+def decision_messages(rules: str, obs: Observation, memory: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": rules}, {"role": "user", "content": state_text(obs, memory)}]
+
+
+def decision_schema(obs: Observation, reasoning_max_chars: int) -> dict[str, Any]:
+    """JSON schema of the answer for constrained decoding: one variant per action kind, so every answer
+    is well formed; capsule labels come from this state's table."""
+    slots = [f"Q{k}" for k in sorted(obs.capsules)]
+    labels = {f"Q{k}": {"enum": [c.label for c in obs.capsules[k]]} for k in sorted(obs.capsules)}
+    conf = {"type": "number", "enum": list(CONFIDENCE_GRID)}
+    tail = {
+        "confidence": {"type": "object", "properties": dict.fromkeys(slots, conf), "required": slots},
+        "reasoning": {"type": "string", "maxLength": reasoning_max_chars},
+    }
+    variants = [
+        {"action": {"const": "pass"}},
+        {"action": {"const": "verify"}, "target": {"enum": sorted(obs.capsules)}},
+        {
+            "action": {"const": "volunteer"},
+            "password": {"type": "object", "properties": labels, "required": slots},
+        },
+    ]
+    return {
+        "oneOf": [{"type": "object", "properties": {**v, **tail}, "required": [*v, *tail]} for v in variants]
+    }
+
+
+def response_format(schema: dict[str, Any], mode: str) -> dict[str, Any] | None:
+    """The ``response_format`` param for a structured-output mode (schema | json_object | none)."""
+    if mode == "schema":
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": False}}
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def solve_messages(puzzle: Puzzle) -> list[dict[str, str]]:
+    """A stateless puzzle-solving call (``verifier: llm`` / ``own_answer: llm``)."""
+    return [{"role": "user", "content": f"{puzzle.text} Reply with the integer answer only."}]
+
+
+SOLVE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"type": "integer"}},
+    "required": ["answer"],
+}
+
+
+def reflection_messages(rules: str, previous: str, game_log: str, max_words: int) -> list[dict[str, str]]:
+    """Ask for a reflection that replaces the previous one."""
+    prior = f"Your previous reflection:\n{previous}\n\n" if previous else ""
+    return [
+        {"role": "system", "content": rules},
+        {
+            "role": "user",
+            "content": (
+                f"{prior}The game that just ended:\n{game_log}\n\nWrite a reflection of at most {max_words} "
+                "words on what you learned about the other players and how to play the next game. It replaces "
+                "your previous reflection; only it will be carried into the next game."
+            ),
+        },
+    ]
+
+
+def reflection_schema(max_chars: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"reflection": {"type": "string", "maxLength": max_chars}},
+        "required": ["reflection"],
+    }
