@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +17,12 @@ from trustsim.extract.extractor import SCHEMA, extract, parse_probability
 from trustsim.extract.sources import SourceError, arena_run, escape_room_reference, reference_runs
 from trustsim.llm.types import ChatResponse
 
-SHARED = Path("/work/shared/data/escape-room-v2/examples-74f0fd1")
+# the shared reference logs sit next to the repository (../shared/data); TRUSTSIM_SHARED_DATA overrides
+SHARED = (
+    Path(os.environ.get("TRUSTSIM_SHARED_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
+    / "escape-room-v2"
+    / "examples-74f0fd1"
+)
 needs_shared = pytest.mark.skipif(not SHARED.exists(), reason="shared escape-room logs not present")
 
 
