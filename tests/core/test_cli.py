@@ -31,7 +31,7 @@ def run_dirs(root: Path) -> list[Path]:
 
 
 def test_main_experiment_writes_a_complete_run_directory(tmp_path):
-    proc = trustsim(tmp_path, "+experiment=mid2strike", "hydra.run.dir=run1")
+    proc = trustsim(tmp_path, "+experiment=mid2strike", "agent=bayes", "hydra.run.dir=run1")
     assert proc.returncode == 0, proc.stderr
     run = tmp_path / "run1"
     manifest = json.loads((run / "manifest.json").read_text())
@@ -52,7 +52,7 @@ def test_main_experiment_writes_a_complete_run_directory(tmp_path):
     assert sum(e["type"] == "game_end" for e in events) == 11
 
     # Same command + same seed → byte-identical tables.
-    proc = trustsim(tmp_path, "+experiment=mid2strike", "hydra.run.dir=run2")
+    proc = trustsim(tmp_path, "+experiment=mid2strike", "agent=bayes", "hydra.run.dir=run2")
     assert proc.returncode == 0, proc.stderr
     for name in TABLES:
         assert (run / name).read_bytes() == (tmp_path / "run2" / name).read_bytes(), name
@@ -81,6 +81,7 @@ def test_multirun_sweeps(tmp_path, launcher):
     args = [
         "-m",
         "+experiment=glob(*strike,exclude=[mid*])",
+        "agent=bayes",
         "seed=0,1",
         f"hydra/launcher={launcher}",
         "hydra.sweep.dir=sweep",
@@ -104,6 +105,7 @@ def test_secrets_never_reach_any_file(tmp_path):
     proc = trustsim(
         tmp_path,
         "+experiment=smooth",
+        "agent=bayes",
         "hydra.run.dir=run",
         "+model.api_key=" + secret,
         env={"OPENAI_API_KEY": secret},

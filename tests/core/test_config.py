@@ -54,7 +54,7 @@ def test_mid2strike_schedule(compose):
     ],
 )
 def test_bad_values_name_the_key(run_job_dir, capsys, override, key, fragment):
-    code, run_dir = run_job_dir(["+experiment=smooth", override])
+    code, run_dir = run_job_dir(["+experiment=smooth", "agent=bayes", override])
     err = capsys.readouterr().err
     assert code == 2
     assert f"config error at '{key}'" in err and fragment in err
@@ -75,12 +75,12 @@ def test_agent_not_available_for_game(compose):
 def test_custom_schedule_from_the_command_line(run_job_dir):
     import pandas as pd
 
-    code, run_dir = run_job_dir(["schedule=custom", "schedule.pattern=TFT", "agent=never_verify"])
+    code, run_dir = run_job_dir(["game=escape_room", "schedule=custom", "schedule.pattern=TFT", "agent=never_verify"])
     assert code == 0
     games = pd.read_csv(run_dir / "games.csv")
     assert games.d_correct.tolist() == [True, False, True]
 
 
 def test_bad_agent_parameters(run_job_dir, capsys):
-    code, _ = run_job_dir(["+experiment=smooth", "agent.prior_alpha=-1"])
+    code, _ = run_job_dir(["+experiment=smooth", "agent=bayes", "agent.prior_alpha=-1"])
     assert code == 2 and "bad parameters for agent 'bayes'" in capsys.readouterr().err

@@ -133,9 +133,9 @@ def _volume(run_dir) -> pd.DataFrame:
 
 
 def test_bayes_forms_trust_and_a_strike_breaks_it(run_job_dir):
-    _, anchor = run_job_dir(["+experiment=anchor", "runs=6"], "anchor")
-    _, smooth = run_job_dir(["+experiment=smooth", "runs=6"], "smooth")
-    _, strike = run_job_dir(["+experiment=mid2strike", "runs=6"], "strike")
+    _, anchor = run_job_dir(["+experiment=anchor", "runs=6", "agent=bayes"], "anchor")
+    _, smooth = run_job_dir(["+experiment=smooth", "runs=6", "agent=bayes"], "smooth")
+    _, strike = run_job_dir(["+experiment=mid2strike", "runs=6", "agent=bayes"], "strike")
     anchor_vol = _volume(anchor).verifications.mean()
     smooth_g = _volume(smooth)
     smooth_late = smooth_g[smooth_g.game >= 4].verifications.mean()
