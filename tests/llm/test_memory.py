@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from agents.escape_room.llm_memory import (
@@ -149,7 +151,7 @@ def test_block_trim_keeps_the_prefix_stable_and_within_limits() -> None:
         contexts.append(mem.context())
     assert all(len(c.splitlines()) <= 20 for c in contexts)
     # Most game-to-game steps only append: the previous context is a prefix of the next one.
-    appends = sum(b.startswith(a) for a, b in zip(contexts, contexts[1:], strict=False))
+    appends = sum(b.startswith(a) for a, b in itertools.pairwise(contexts))
     assert appends >= 6
     exact = TranscriptMemory(max_events=20, max_chars=100_000, trim="exact")
     for g in range(1, 12):

@@ -1,7 +1,7 @@
 """A loopback fake OpenAI-compatible chat server for tests and benchmarks.
 
 It answers ``POST .../chat/completions`` after an optional delay, and can be scripted to fail: each
-queued fault is used by one request, in order (``400``, ``401``, ``429``, ``500``, ``503``, ``drop`` = close the connection
+queued fault is used by one request, in order (``ok`` = answer normally, ``400``, ``401``, ``429``, ``500``, ``503``, ``drop`` = close the connection
 without answering, ``garbage`` = a 200 whose body is not JSON, ``hang`` = never answer). Run standalone::
 
     python -m trustsim.llm.fake_server --port 8765 --delay 0.2
@@ -26,7 +26,7 @@ DEFAULT_REPLY = json.dumps(
         "reasoning": "fake server reply",
     }
 )
-FAULTS = ("400", "401", "429", "500", "503", "drop", "garbage", "hang")
+FAULTS = ("ok", "400", "401", "429", "500", "503", "drop", "garbage", "hang")
 
 
 class FakeServer:
@@ -46,6 +46,7 @@ class FakeServer:
         self.reply = reply
         self.port = port
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         self.faults: deque[str] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.AbstractServer | None = None
@@ -128,15 +129,22 @@ class FakeServer:
                     k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)
                 }
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
-                if not await self._respond(lines[0], body, writer):
+                if not await self._respond(lines[0], body, writer, headers):
                     return
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
-            pass
+        except (
+            asyncio.IncompleteReadError,
+            ConnectionError,
+            asyncio.LimitOverrunError,
+            asyncio.CancelledError,
+        ):
+            pass  # client went away, or the server is shutting down
         finally:
             with contextlib.suppress(Exception):
                 writer.close()
 
-    async def _respond(self, request_line: str, body: bytes, writer: asyncio.StreamWriter) -> bool:
+    async def _respond(
+        self, request_line: str, body: bytes, writer: asyncio.StreamWriter, headers: dict[str, str]
+    ) -> bool:
         if "chat/completions" not in request_line:
             self._write(writer, 404, b'{"error": {"message": "not found"}}')
             return True
@@ -145,6 +153,7 @@ class FakeServer:
         except ValueError:
             payload = {}
         self.requests.append(payload)
+        self.headers.append(headers)
         fault = self._next_fault()
         if self.delay_s:
             await asyncio.sleep(self.delay_s)

@@ -50,8 +50,9 @@ def find_gguf(cfg: LocalModelConfig) -> Path:
 
 
 def default_threads() -> int:
-    """Half the cores, 1 to 4: llama.cpp threads spin at barriers, so oversubscribed cores are very slow."""
-    return max(1, min(4, (os.cpu_count() or 2) // 2))
+    """All cores, at most 4 (a 135M model gains nothing beyond). On shared, busy cores set
+    ``model.local.n_threads=1``: llama.cpp threads spin at barriers and slow down sharply."""
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 def load_model(cfg: LocalModelConfig) -> Any:
