@@ -178,3 +178,26 @@ def test_kill_minus_9_then_rerun_resends_no_stored_request(monkeypatch, tmp_path
     m = manifest(tmp_path / "resumed")
     assert m["status"] == "complete" and m["llm"]["cache_hits"] >= len(before)
     assert m["counts"]["games"] == 11
+
+
+@pytest.mark.parametrize("limit", [2, 5])
+def test_sessions_run_concurrently_up_to_max_concurrency(monkeypatch, run_job_dir, tmp_path, limit) -> None:
+    monkeypatch.setenv(KEY_ENV, PLANTED)
+    with FakeServer(delay_s=0.05) as srv:
+        args = overrides(
+            srv, tmp_path / "store.sqlite", "game.games=1", "runs=4", f"llm.max_concurrency={limit}"
+        )
+        code, run = run_job_dir(args, "run")
+    assert code == 0 and manifest(run)["counts"]["sessions"] == 4
+    assert srv.peak_in_flight == limit  # 4 sessions x 3 seats want 12 at once; the semaphore caps them
+
+
+def test_rate_limit_option_spaces_requests(monkeypatch, run_job_dir, tmp_path) -> None:
+    monkeypatch.setenv(KEY_ENV, PLANTED)
+    with FakeServer() as srv:
+        args = overrides(srv, tmp_path / "store.sqlite", "game.games=1", "llm.requests_per_minute=1200")
+        start = time.perf_counter()
+        code, _ = run_job_dir(args, "run")
+        elapsed = time.perf_counter() - start
+    assert code == 0
+    assert elapsed >= (len(srv.requests) - 1) * 0.05 * 0.9  # 1200/min = one request per 50 ms

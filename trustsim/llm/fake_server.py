@@ -47,6 +47,8 @@ class FakeServer:
         self.port = port
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0  # most requests being answered at once
         self.faults: deque[str] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.AbstractServer | None = None
@@ -154,6 +156,14 @@ class FakeServer:
             payload = {}
         self.requests.append(payload)
         self.headers.append(headers)
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            return await self._answer(payload, writer)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, payload: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
         fault = self._next_fault()
         if self.delay_s:
             await asyncio.sleep(self.delay_s)

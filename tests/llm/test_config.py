@@ -1,0 +1,79 @@
+"""The model and llm config groups: every shipped file validates; bad values name the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from trustsim.errors import ConfigError
+from trustsim.llm import parse_llm_config, parse_model_config
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+LLM_MODELS = sorted(p for p in (CONF / "model").glob("*.yaml") if p.stem != "scripted")
+
+
+@pytest.mark.parametrize("path", LLM_MODELS, ids=lambda p: p.stem)
+def test_shipped_model_configs_validate(path: Path) -> None:
+    model = parse_model_config(OmegaConf.load(path))
+    assert model.name == path.stem
+    assert model.provider == ("local" if path.stem == "smollm2" else "litellm")
+
+
+def test_reference_snapshots_and_generic_servers_are_shipped() -> None:
+    names = {p.stem for p in LLM_MODELS}
+    assert {"smollm2", "gpt-5.1", "gpt-5.4-mini", "claude-opus-4-6", "claude-sonnet-4-6"} <= names
+    assert {"gemini-3.1-pro", "gemini-2.5-flash", "openai_compatible", "ollama", "vllm"} <= names
+    gpt = parse_model_config(OmegaConf.load(CONF / "model/gpt-5.1.yaml"))
+    assert gpt.params["reasoning_effort"] == "high" and gpt.subtask_params["max_completion_tokens"] == 50
+
+
+def test_llm_defaults_validate() -> None:
+    llm = parse_llm_config(OmegaConf.load(CONF / "llm/default.yaml"))
+    assert llm.store_path == "outputs/request_store.sqlite" and llm.max_retries >= 1
+
+
+BASE = {"name": "m", "litellm_model": "openai/m"}
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ({"provider": "magic"}, "model.provider"),
+        ({"litellm_model": "nomodel"}, "model.litellm_model"),
+        ({"params": {"api_key": "sk-123"}}, "model.params.api_key"),
+        ({"api_key_env": "sk-live abc"}, "model.api_key_env"),
+        ({"temperature": 0.5}, "model.temperature"),
+        ({"drop_params": "yes"}, "model.drop_params"),
+        ({"local": {"n_ctx": 100}}, "model.local.n_ctx"),
+        ({"local": {"gpu": True}}, "model.local.gpu"),
+        ({"structured_output": "xml"}, "model.structured_output"),
+    ],
+)
+def test_bad_model_values_name_the_key(override: dict, key: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_model_config({**BASE, **override})
+    assert info.value.key == key
+
+
+def test_missing_required_model_key() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_model_config({"name": "x"})
+    assert info.value.key == "model.litellm_model"
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ({"max_concurrency": 0}, "llm.max_concurrency"),
+        ({"timeout_s": -1}, "llm.timeout_s"),
+        ({"requests_per_minute": -5}, "llm.requests_per_minute"),
+        ({"max_retries": "many"}, "llm.max_retries"),
+        ({"bogus": 1}, "llm.bogus"),
+    ],
+)
+def test_bad_llm_values_name_the_key(override: dict, key: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_llm_config(override)
+    assert info.value.key == key

