@@ -64,7 +64,8 @@ def main() -> None:
         f"tokens: prompt {m['llm']['prompt_tokens']} (mean {llm.prompt_tokens.mean():.0f}/decision), "
         f"completion {m['llm']['completion_tokens']} (mean {llm.completion_tokens.mean():.0f}/decision)"
     )
-    print(f"actions: {llm.action.value_counts().to_dict()}  invalid: {(~llm.valid.astype(bool)).sum()}")
+    reasons = llm.invalid_reason.value_counts().to_dict()
+    print(f"actions: {llm.action.value_counts().to_dict()}  not valid: {reasons or 0}")
     replay_wall, replay_dir = run(tmp, "replay", extra)
     m2 = json.loads((replay_dir / "manifest.json").read_text())
     same = all(
