@@ -178,6 +178,11 @@ def test_kill_minus_9_then_rerun_resends_no_stored_request(monkeypatch, tmp_path
     m = manifest(tmp_path / "resumed")
     assert m["status"] == "complete" and m["llm"]["cache_hits"] >= len(before)
     assert m["counts"]["games"] == 11
+    # The CLI's files too (Hydra's saved config, the job log) hold no trace of the key.
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.parent.name == ".hydra" for p in written)
+    for path in written:
+        assert PLANTED.encode() not in path.read_bytes(), path
 
 
 @pytest.mark.parametrize("limit", [2, 5])

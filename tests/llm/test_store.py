@@ -140,3 +140,15 @@ def test_store_round_trips_non_utf8_and_huge_text(tmp_path) -> None:
     got = store.get("k")
     assert got is not None and got.text == clean and len(got.text) > 2_000_000
     assert sanitize_text(b"\xff\xfe ok") == "\ufffd\ufffd ok"
+
+
+def test_litellm_mock_response_path_records_tokens_and_cost(tmp_path) -> None:
+    model = {
+        "name": "gpt-4o",
+        "litellm_model": "openai/gpt-4o",
+        "params": {"mock_response": '{"action": "pass"}'},
+    }
+    client = build_client(model, llm_dict(tmp_path / "s.sqlite"))
+    resp = asyncio.run(client.complete(ChatRequest("gpt-4o", [{"role": "user", "content": "hi"}])))
+    assert resp.text == '{"action": "pass"}' and resp.completion_tokens > 0
+    assert resp.cost_usd > 0 and client.stats()["cost_usd"] == pytest.approx(resp.cost_usd)  # litellm price table
