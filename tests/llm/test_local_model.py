@@ -59,3 +59,26 @@ def test_embedded_model_plays_with_constrained_answers_and_replays(run_job_dir, 
     a = pd.read_csv(run / "decisions.csv").drop(columns="cached")
     b = pd.read_csv(replay / "decisions.csv").drop(columns="cached")
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_local_failure_is_not_retried(tmp_path) -> None:
+    from trustsim.llm import ChatRequest, ProviderError, build_client
+
+    model = OmegaConf.load(REPO / "conf/model/smollm2.yaml")
+    model.local.n_ctx = 512
+    client = build_client(model, {"store_path": str(tmp_path / "s.sqlite"), "backoff_base_s": 5.0})
+    huge = ChatRequest("smollm2", [{"role": "user", "content": "word " * 2000}], {"max_tokens": 4})
+    with pytest.raises(ProviderError) as info:
+        asyncio.run(client.complete(huge))
+    assert info.value.attempts == 1 and not info.value.retryable and "context" in info.value.cause.lower()
+
+
+def test_missing_model_package_is_a_config_error(tmp_path) -> None:
+    from trustsim.errors import ConfigError
+    from trustsim.llm import build_client
+
+    model = OmegaConf.load(REPO / "conf/model/smollm2.yaml")
+    model.local.package = "no_such_model_package"
+    with pytest.raises(ConfigError) as info:
+        build_client(model, {"store_path": str(tmp_path / "s.sqlite")})
+    assert info.value.key == "model.local.package"

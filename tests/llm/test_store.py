@@ -151,4 +151,6 @@ def test_litellm_mock_response_path_records_tokens_and_cost(tmp_path) -> None:
     client = build_client(model, llm_dict(tmp_path / "s.sqlite"))
     resp = asyncio.run(client.complete(ChatRequest("gpt-4o", [{"role": "user", "content": "hi"}])))
     assert resp.text == '{"action": "pass"}' and resp.completion_tokens > 0
-    assert resp.cost_usd > 0 and client.stats()["cost_usd"] == pytest.approx(resp.cost_usd)  # litellm price table
+    assert resp.cost_usd > 0 and client.stats()["cost_usd"] == pytest.approx(
+        resp.cost_usd
+    )  # litellm price table

@@ -49,6 +49,6 @@ def build_client(model_cfg: Any, llm_cfg: Any, *, base_dir: str | Path | None = 
     if model.provider == "local":
         from trustsim.llm import local
 
-        local.find_gguf(model.local)  # fail at start, naming the key, when the model file is missing
+        local.check_available(model.local)  # fail at start, naming the key, when something is missing
         local.register(model.local)
     return LLMClient(model, llm, RequestStore(store_path))

@@ -117,8 +117,13 @@ def _provider_class() -> type:
             optional_params = kwargs.get("optional_params") or (args[8] if len(args) > 8 else {})
             model_response = kwargs.get("model_response") or args[2]
             start = time.perf_counter()
-            out = generate(self.cfg, messages, dict(optional_params))
             litellm = get_litellm()
+            try:
+                out = generate(self.cfg, messages, dict(optional_params))
+            except Exception as exc:  # deterministic local failures (context overflow, bad file): no retry
+                raise litellm.BadRequestError(
+                    message=f"embedded model: {type(exc).__name__}: {exc}", model=model, llm_provider=PROVIDER
+                ) from exc
             text = out["choices"][0]["message"]["content"] or ""
             model_response.choices[0].message.content = text
             model_response.choices[0].finish_reason = out["choices"][0].get("finish_reason") or "stop"
@@ -139,6 +144,16 @@ def _provider_class() -> type:
             return await loop.run_in_executor(_EXECUTOR, call)
 
     return LocalProvider
+
+
+def check_available(cfg: LocalModelConfig) -> Path:
+    """Fail at start, naming the key, when llama-cpp-python or the GGUF file is missing."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise ConfigError(
+            "model.provider",
+            "the embedded model needs llama-cpp-python; install the local extra: pip install -e '.[local]'",
+        )
+    return find_gguf(cfg)
 
 
 def register(cfg: LocalModelConfig) -> None:
