@@ -168,9 +168,9 @@ class LLMClient:
             return None
         value = os.environ.get(env)
         if not value:
-            raise ProviderError(
-                f"environment variable {env} (model.api_key_env) is not set", model=self.model.name
-            )
+            # Name the variable only when it looks like one (never echo a key pasted in by mistake).
+            shown = env if env.isupper() and len(env) <= 64 else "named in model.api_key_env"
+            raise ProviderError(f"environment variable {shown} is not set", model=self.model.name)
         return value
 
     async def _send(
