@@ -206,3 +206,37 @@ def test_rate_limit_option_spaces_requests(monkeypatch, run_job_dir, tmp_path) -
         elapsed = time.perf_counter() - start
     assert code == 0
     assert elapsed >= (len(srv.requests) - 1) * 0.05 * 0.9  # 1200/min = one request per 50 ms
+
+
+def test_ctrl_c_leaves_a_failed_manifest_and_resumes(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv(KEY_ENV, PLANTED)
+    store = tmp_path / "store.sqlite"
+    with FakeServer(delay_s=0.05) as srv:
+        args = [sys.executable, "-m", "trustsim", *overrides(srv, store, "game.games=11")]
+        env = {**os.environ, "CI": "true", "PYTHONPATH": str(REPO)}
+        proc = subprocess.Popen(
+            [*args, f"hydra.run.dir={tmp_path / 'interrupted'}"],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.time() + 60
+        while time.time() < deadline and not (store.exists() and len(_stored_messages(store)) >= 6):
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) != 0
+        before = _stored_messages(store)
+        sent_before = len(srv.requests)
+        m = manifest(tmp_path / "interrupted")
+        assert m["status"] == "failed" and m["failure"]["reason"] == "interrupted"
+        done = subprocess.run(
+            [*args, f"hydra.run.dir={tmp_path / 'resumed'}"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
+        assert done.returncode == 0
+        resent = {json.dumps(r["messages"], sort_keys=True) for r in srv.requests[sent_before:]}
+    assert not (resent & before) and manifest(tmp_path / "resumed")["llm"]["cache_hits"] >= len(before)
