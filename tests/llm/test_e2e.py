@@ -136,8 +136,12 @@ def test_hostile_model_output_is_invalid_or_plain_text(monkeypatch, run_job_dir,
 
 def _stored_messages(store: Path) -> set[str]:
     conn = sqlite3.connect(store)
-    rows = conn.execute("SELECT request FROM responses").fetchall()
-    conn.close()
+    try:
+        rows = conn.execute("SELECT request FROM responses").fetchall()
+    except sqlite3.OperationalError:  # the writer has created the file but not the table yet
+        rows = []
+    finally:
+        conn.close()
     return {json.dumps(json.loads(r[0])["messages"], sort_keys=True) for r in rows}
 
 
