@@ -15,7 +15,6 @@ from agents.escape_room.llm_prompt import (
     decision_messages,
     decision_schema,
     reflection_messages,
-    reflection_schema,
     response_format,
     rules_text,
     solve_messages,
@@ -163,14 +162,15 @@ class LLMAgent(EscapeRoomPolicy):
 
     async def _reflect(self) -> None:
         assert isinstance(self.mem, ReflectionMemory) and self._model is not None
-        max_chars = self.mem.max_words * 7
         messages = reflection_messages(
             self._rules, self.mem.reflection, self.mem.game_log(), self.mem.max_words
         )
-        resp = await self._complete(messages, self._params(reflection_schema(max_chars)), "reflection")
+        # Free text (no answer schema): the model config's reflection_params bound its length; the memory
+        # keeps the first max_words words. A JSON {"reflection": ...} answer is unwrapped.
+        resp = await self._complete(messages, {}, "reflection")
         text = resp.text
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, strict=False)
             if isinstance(obj, dict) and isinstance(obj.get("reflection"), str):
                 text = obj["reflection"]
         except (ValueError, RecursionError):

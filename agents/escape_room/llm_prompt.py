@@ -120,11 +120,3 @@ def reflection_messages(rules: str, previous: str, game_log: str, max_words: int
             ),
         },
     ]
-
-
-def reflection_schema(max_chars: int) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {"reflection": {"type": "string", "maxLength": max_chars}},
-        "required": ["reflection"],
-    }

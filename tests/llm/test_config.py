@@ -77,3 +77,10 @@ def test_bad_llm_values_name_the_key(override: dict, key: str) -> None:
     with pytest.raises(ConfigError) as info:
         parse_llm_config(override)
     assert info.value.key == key
+
+
+def test_local_reasoning_cap_is_bounded() -> None:
+    local = {**BASE, "provider": "local", "litellm_model": "trustsim/x", "reasoning_max_chars": 5000}
+    with pytest.raises(ConfigError) as info:
+        parse_model_config(local)
+    assert info.value.key == "model.reasoning_max_chars"

@@ -82,3 +82,16 @@ def test_missing_model_package_is_a_config_error(tmp_path) -> None:
     with pytest.raises(ConfigError) as info:
         build_client(model, {"store_path": str(tmp_path / "s.sqlite")})
     assert info.value.key == "model.local.package"
+
+
+def test_uncompilable_answer_schema_fails_cleanly_not_crashes() -> None:
+    from trustsim.llm import local
+    from trustsim.llm.config import parse_model_config
+
+    cfg = parse_model_config(OmegaConf.load(REPO / "conf/model/smollm2.yaml"))
+    model = local.load_model(cfg.local)
+    local.check_grammar(model, {"type": "object", "properties": {"r": {"type": "string", "maxLength": 80}}})
+    with pytest.raises(ValueError, match="cannot compile"):
+        local.check_grammar(
+            model, {"type": "object", "properties": {"r": {"type": "string", "maxLength": 5000}}}
+        )

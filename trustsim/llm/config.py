@@ -13,6 +13,7 @@ from trustsim.errors import ConfigError
 PROVIDERS = ("litellm", "local")
 STRUCTURED = ("schema", "json_object", "none")
 # Keys that must never appear in generation params: secrets come from environment variables only.
+LOCAL_MAX_REASONING_CHARS = 1000  # llama.cpp refuses grammars with much larger bounded repetitions
 SECRET_PARAM_KEYS = frozenset({"api_key", "aws_secret_access_key", "vertex_credentials", "azure_ad_token"})
 
 
@@ -155,6 +156,11 @@ def parse_model_config(cfg: Any, key: str = "model") -> ModelConfig:
         raise ConfigError(f"{key}.local.n_ctx", "must be at least 512")
     if model.reasoning_max_chars < 0:
         raise ConfigError(f"{key}.reasoning_max_chars", "must be >= 0")
+    if model.provider == "local" and model.reasoning_max_chars > LOCAL_MAX_REASONING_CHARS:
+        raise ConfigError(
+            f"{key}.reasoning_max_chars",
+            f"at most {LOCAL_MAX_REASONING_CHARS} for the embedded model (llama.cpp grammar repetition limit)",
+        )
     return model
 
 

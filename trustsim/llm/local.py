@@ -94,8 +94,25 @@ def generate(cfg: LocalModelConfig, messages: list[dict[str, Any]], params: dict
     if isinstance(rf, dict) and rf.get("type") == "json_schema":  # OpenAI form → llama.cpp form
         schema = (rf.get("json_schema") or {}).get("schema") or {}
         kwargs["response_format"] = {"type": "json_object", "schema": schema}
+    rf = kwargs.get("response_format")
+    if isinstance(rf, dict) and rf.get("schema"):
+        check_grammar(model, rf["schema"])
     with _MODEL_LOCK:
         return model.create_chat_completion(messages=messages, **kwargs)
+
+
+def check_grammar(model: Any, schema: dict[str, Any]) -> None:
+    """Raise ValueError when llama.cpp cannot compile the answer schema (it would crash, not fail, later)."""
+    import json
+
+    import llama_cpp
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    gbnf = json_schema_to_gbnf(json.dumps(schema))
+    sampler = llama_cpp.llama_sampler_init_grammar(model._model.vocab, gbnf.encode(), b"root")
+    if not sampler:
+        raise ValueError("llama.cpp cannot compile the answer schema (too many bounded repetitions?)")
+    llama_cpp.llama_sampler_free(sampler)
 
 
 def _get_custom_llm_base() -> type:
