@@ -12,7 +12,7 @@ MOVE_COLUMNS = [
     "run_id", "session", "match", "match_index", "round", "seat", "player", "model", "opponent",
     "opponent_model", "intended", "move", "flipped", "opponent_move", "payoff", "opponent_payoff",
     "cum_payoff", "p_opponent_cooperates", "valid", "invalid_reason", "p_invalid_reason", "latency_s",
-    "prompt_tokens", "completion_tokens", "cached", "temptation", "horizon", "noise", "identity",
+    "prompt_tokens", "completion_tokens", "temptation", "horizon", "noise", "identity",
 ]  # fmt: skip
 MATCH_COLUMNS = [
     "run_id", "session", "match", "match_index", "seed", "player_a", "model_a", "player_b", "model_b",
@@ -82,7 +82,6 @@ def move_rows(rec: MatchRecord, meta: MatchMeta) -> list[dict[str, Any]]:
                     "latency_s": d.latency_s,
                     "prompt_tokens": d.prompt_tokens,
                     "completion_tokens": d.completion_tokens,
-                    "cached": d.cached,
                     "temptation": meta.temptation,
                     "horizon": meta.horizon,
                     "noise": meta.noise,

@@ -36,7 +36,6 @@ DECISION_COLUMNS = [
     "latency_s",
     "prompt_tokens",
     "completion_tokens",
-    "cached",
 ]
 GAME_COLUMNS = [
     "run_id",
@@ -163,7 +162,6 @@ class TableBuilder:
                 latency_s=round(d.decision.latency_s, 4),
                 prompt_tokens=d.decision.prompt_tokens,
                 completion_tokens=d.decision.completion_tokens,
-                cached=d.decision.cached,
             )
             for k in PUZZLES:
                 row[f"conf_Q{k}"] = conf.get(k)

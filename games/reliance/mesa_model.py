@@ -252,7 +252,6 @@ class RelianceModel(mesa.Model):
             "latency_s": choice.latency_s,
             "prompt_tokens": choice.prompt_tokens,
             "completion_tokens": choice.completion_tokens,
-            "cached": choice.cached,
         }
 
     async def play(self) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ STAGE_COLUMNS = [
     "q_chosen", "v_star", "q_max", "value_range", "regret", "immediate_cost", "is_test", "test_benefit",
     "zero_benefit_test", "useful_test_available", "support_optimal", "support_target_wrong",
     "protective", "protective_optimal", "confidence", "p_exact", "outcome", "observation", "cost",
-    "latency_s", "prompt_tokens", "completion_tokens", "cached",
+    "latency_s", "prompt_tokens", "completion_tokens",
 ]  # fmt: skip
 
 SCENARIO_COLUMNS = [

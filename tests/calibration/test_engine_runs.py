@@ -12,7 +12,7 @@ from analysis.__main__ import main
 
 def test_all_games_from_the_engine(run_job_dir, tmp_path: Path) -> None:
     for name, over in {
-        "esc": ["+experiment=mid2strike", "runs=3"],
+        "esc": ["+experiment=mid2strike", "agent=bayes", "runs=3"],
         "rel": ["+experiment=reliance", "runs=3", "game.limit=20", "agent=random"],
         "ipd": ["+experiment=ipd", "runs=3", "game.opponent=random", "game.noise=0.05"],
     }.items():

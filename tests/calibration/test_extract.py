@@ -130,10 +130,13 @@ def test_cli_with_litellm_mock_is_cached_on_rerun(tmp_path: Path, capsys) -> Non
     ]
     assert extract_main([*args, "--limit", "6"]) == 0
     ext = pd.read_csv(tmp_path / "out" / "extractions.csv")
-    assert len(ext) == 6 and (ext["p"] == 0.75).all() and not ext["cached"].any()
+    assert len(ext) == 6 and (ext["p"] == 0.75).all()
+    first = (tmp_path / "out" / "extractions.csv").read_bytes()
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["llm"]["calls_sent"] == 6
     assert extract_main([*args, "--limit", "6"]) == 0
-    assert pd.read_csv(tmp_path / "out" / "extractions.csv")["cached"].all()
+    assert (tmp_path / "out" / "extractions.csv").read_bytes() == first  # replayed, identical
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["llm"]["cache_hits"] == 6 and manifest["llm"]["calls_sent"] == 0
     assert manifest["status"] == "complete" and manifest["counts"]["with_probability"] == 6
     assert "6 texts" in capsys.readouterr().out
 
@@ -157,6 +160,7 @@ def test_arena_reasoning_without_probability(run_job_dir, tmp_path: Path) -> Non
             "agent=llm",
             "game.rounds=3",
             "model.name=mock",
+            "model=scripted",
             "+model.litellm_model=openai/mock-model",
             f"+model.params.mock_response='{reply}'",
             f"llm.store_path={tmp_path / 'store.sqlite'}",

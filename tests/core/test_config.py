@@ -75,7 +75,9 @@ def test_agent_not_available_for_game(compose):
 def test_custom_schedule_from_the_command_line(run_job_dir):
     import pandas as pd
 
-    code, run_dir = run_job_dir(["game=escape_room", "schedule=custom", "schedule.pattern=TFT", "agent=never_verify"])
+    code, run_dir = run_job_dir(
+        ["game=escape_room", "schedule=custom", "schedule.pattern=TFT", "agent=never_verify"]
+    )
     assert code == 0
     games = pd.read_csv(run_dir / "games.csv")
     assert games.d_correct.tolist() == [True, False, True]

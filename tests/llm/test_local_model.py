@@ -56,9 +56,8 @@ def test_embedded_model_plays_with_constrained_answers_and_replays(run_job_dir, 
     assert code == 0
     m2 = json.loads((replay / "manifest.json").read_text())
     assert m2["llm"]["calls_sent"] == 0 and m2["llm"]["cache_hits"] == m["llm"]["calls_sent"]
-    a = pd.read_csv(run / "decisions.csv").drop(columns="cached")
-    b = pd.read_csv(replay / "decisions.csv").drop(columns="cached")
-    pd.testing.assert_frame_equal(a, b)
+    for name in ("decisions.csv", "games.csv", "agent_games.csv", "predictions.csv"):
+        assert (run / name).read_bytes() == (replay / name).read_bytes(), name
 
 
 def test_local_failure_is_not_retried(tmp_path) -> None:

@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             game_type=game,
             extractor_model=name,
             sources=[str(s) for s in args.sources],
+            llm_stats=client.stats(),
         )
     except (SourceError, TrustsimError) as exc:
         print(f"extract: {exc}", file=sys.stderr)

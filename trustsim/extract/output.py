@@ -16,7 +16,7 @@ PREDICTION_COLUMNS = [
     "run_id", "game_type", "cluster", "model", "agent", "memory", "schedule", "subject", "subject_kind",
     "game", "round", "p", "outcome", "p_exact", "source", "item",
 ]  # fmt: skip
-EXTRACTION_COLUMNS = ["run_id", "cluster", "game", "round", "item", "p", "reason", "cached", "raw"]
+EXTRACTION_COLUMNS = ["run_id", "cluster", "game", "round", "item", "p", "reason", "raw"]
 
 
 def prediction_row(ex: Extraction, source: str) -> dict[str, Any]:
@@ -33,6 +33,7 @@ def write_outputs(
     extractor_model: str,
     sources: Sequence[str],
     status: str = "complete",
+    llm_stats: dict | None = None,
 ) -> None:
     """predictions.csv, extractions.csv (raw answers and reasons) and manifest.json in ``out``.
 
@@ -46,7 +47,7 @@ def write_outputs(
             EXTRACTION_COLUMNS,
             [
                 {**{k: e.item.row.get(k) for k in ("run_id", "cluster", "game", "round", "item")}}
-                | {"p": e.p, "reason": e.reason, "cached": e.cached, "raw": e.raw}
+                | {"p": e.p, "reason": e.reason, "raw": e.raw}
                 for e in extractions
             ],
         ),
@@ -69,5 +70,6 @@ def write_outputs(
             "sources": list(sources),
             "timings": {"finished": datetime.now(UTC).isoformat(timespec="seconds")},
             "counts": {"items": len(extractions), "with_probability": n_p, "missing": len(extractions) - n_p},
+            "llm": llm_stats or {},
         },
     )
