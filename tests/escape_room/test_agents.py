@@ -14,7 +14,7 @@ from agents.escape_room.bayes import BayesAgent
 from agents.escape_room.partner import ScriptedPartner
 from agents.escape_room.scripted import AlwaysVerify, Consensus, NeverVerify, RandomPolicy
 from games.escape_room.model import EscapeRoomModel
-from games.escape_room.options import EscapeRoomOptions
+from tests.escape_room.helpers import make_options, start_all
 
 POLICIES = [AlwaysVerify, NeverVerify, Consensus, RandomPolicy, BayesAgent]
 
@@ -23,26 +23,11 @@ def play_session(
     policy_cls: type[EscapeRoomPolicy], schedule: str, seed: int = 0, memory: str = "transcript", **params
 ) -> list[list[tuple[str, int, str]]]:
     """Play one session; return per game the list of (seat, round, resolved action)."""
-    d_correct = tuple(c == "T" for c in schedule)
-    options = EscapeRoomOptions(
-        games=len(d_correct),
-        d_correct=d_correct,
-        schedule="test",
-        memory=memory,
-        coins=4,
-        max_rounds=4,
-        partner_slot="fixed",
-        reveal_after_game=False,
-        own_answer="exact",
-        verifier="exact",
-        agent="x",
-        agent_target="",
-        partner_target="",
-    )
+    options = make_options(schedule, memory=memory)
+    d_correct = options.d_correct
     policies: dict[str, EscapeRoomPolicy] = {s: policy_cls(memory=memory, **params) for s in "ABC"}
     policies["D"] = ScriptedPartner()
-    for i, (seat, p) in enumerate(policies.items()):
-        p.start_session(seat, np.random.default_rng([seed, i]), Services())
+    start_all(policies, seed)
     games = []
     for g in range(1, len(d_correct) + 1):
         if memory == "none":

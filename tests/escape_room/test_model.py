@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-import numpy as np
 import pytest
 
-from agents.escape_room.base import EscapeRoomPolicy, Services
+from agents.escape_room.base import EscapeRoomPolicy
 from agents.escape_room.partner import ScriptedPartner
 from agents.escape_room.scripted import NeverVerify
 from games.escape_room.model import EscapeRoomModel
-from games.escape_room.options import EscapeRoomOptions
 from games.escape_room.tables import TableBuilder
 from games.escape_room.types import Action, Decision, Observation
+from tests.escape_room.helpers import make_options, start_all
 
 
 class Scripted(EscapeRoomPolicy):
@@ -30,24 +29,9 @@ class Scripted(EscapeRoomPolicy):
 
 
 def play(a_decisions: list[Decision], coins: int = 4):
-    options = EscapeRoomOptions(
-        games=1,
-        d_correct=(True,),
-        schedule="t",
-        memory="none",
-        coins=coins,
-        max_rounds=4,
-        partner_slot="fixed",
-        reveal_after_game=False,
-        own_answer="exact",
-        verifier="exact",
-        agent="x",
-        agent_target="",
-        partner_target="",
-    )
+    options = make_options("T", coins=coins)
     policies = {"A": Scripted(a_decisions), "B": Scripted([]), "C": Scripted([]), "D": ScriptedPartner()}
-    for seat, p in policies.items():
-        p.start_session(seat, np.random.default_rng(0), Services())
+    start_all(policies)
     return asyncio.run(
         EscapeRoomModel(seed=1, game=1, options=options, policies=policies, partner_puzzle=4).play()
     )
@@ -79,24 +63,9 @@ def test_verify_without_coins_is_invalid():
 
 
 def test_tables_count_what_happened():
-    options = EscapeRoomOptions(
-        games=1,
-        d_correct=(False,),
-        schedule="t",
-        memory="none",
-        coins=4,
-        max_rounds=4,
-        partner_slot="fixed",
-        reveal_after_game=False,
-        own_answer="exact",
-        verifier="exact",
-        agent="x",
-        agent_target="",
-        partner_target="",
-    )
+    options = make_options("F")
     policies = {s: NeverVerify() for s in "ABC"} | {"D": ScriptedPartner()}
-    for seat, p in policies.items():
-        p.start_session(seat, np.random.default_rng(0), Services())
+    start_all(policies)
     rec = asyncio.run(
         EscapeRoomModel(seed=5, game=1, options=options, policies=policies, partner_puzzle=4).play()
     )

@@ -14,24 +14,11 @@ from agents.escape_room.scripted import RandomPolicy
 from games.escape_room.model import EscapeRoomModel
 from games.escape_room.options import EscapeRoomOptions
 from games.escape_room.puzzles import generate_puzzles, plausible_wrong_answer
+from tests.escape_room.helpers import make_options
 
 
 def _options(coins: int, max_rounds: int, d_correct: bool) -> EscapeRoomOptions:
-    return EscapeRoomOptions(
-        games=1,
-        d_correct=(d_correct,),
-        schedule="custom",
-        memory="none",
-        coins=coins,
-        max_rounds=max_rounds,
-        partner_slot="fixed",
-        reveal_after_game=False,
-        own_answer="exact",
-        verifier="exact",
-        agent="random",
-        agent_target="",
-        partner_target="",
-    )
+    return make_options("T" if d_correct else "F", coins=coins, max_rounds=max_rounds)
 
 
 @settings(max_examples=150, deadline=None)
