@@ -13,6 +13,7 @@ from analysis.arena.figures import match_grid, tournament_payoffs
 from analysis.arena.measures import per_match
 from analysis.arena.tables import measure_table, payoff_matrix, tournament_table, varying_cells
 from analysis.calibration.load import dedupe_runs
+from analysis.cli_options import add_common_options, positive_int
 from analysis.rundirs import RunDirError, discover_runs, read_tables
 
 
@@ -23,14 +24,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="iterated prisoner's dilemma: payoffs, cooperation, retaliation, tournament table, grid figure",
         description="Tables and figures for arena run directories (moves.csv).",
     )
-    p.add_argument("dirs", nargs="+", metavar="DIR", help="run or sweep directories")
-    p.add_argument("--out", required=True, type=Path, help="report directory (created)")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    add_common_options(p, resamples=1000, level=False)
     p.add_argument(
-        "--grid-matches", type=int, default=60, help="matches shown in the grid figure (default 60)"
+        "--grid-matches", type=positive_int, default=60, help="matches shown in the grid figure (default 60)"
     )
-    p.add_argument("--include-incomplete", action="store_true", help="also analyse running/failed runs")
     p.set_defaults(func=run)
     return p
 
@@ -52,9 +49,6 @@ def _fmt(row: pd.Series, name: str, digits: int = 2) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the arena analysis; returns the exit code."""
-    if args.resamples < 1 or args.grid_matches < 1:
-        print("arena: --resamples and --grid-matches must be >= 1", file=sys.stderr)
-        return 2
     try:
         found = dedupe_runs(
             discover_runs(args.dirs, include_incomplete=args.include_incomplete, game="arena")

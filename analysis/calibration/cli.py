@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from analysis.calibration.load import load_predictions
 from analysis.calibration.report import build_report
 from analysis.calibration.tables import Settings
+from analysis.cli_options import add_common_options, positive_int
 from analysis.rundirs import RunDirError
 
 
@@ -20,12 +20,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description="Brier/Murphy, log loss, ECE, reliability curves, recalibration and breakdowns with "
         "cluster-bootstrap intervals for every predictions.csv under the given run or sweep directories.",
     )
-    p.add_argument("dirs", nargs="+", metavar="DIR", help="run or sweep directories")
-    p.add_argument("--out", required=True, type=Path, help="report directory (created)")
-    p.add_argument("--bins", type=int, default=10, help="bins for ECE and reliability curves (default 10)")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap / fold seed (default 0)")
-    p.add_argument("--level", type=float, default=0.95, help="interval coverage (default 0.95)")
+    add_common_options(p, resamples=1000)
+    p.add_argument(
+        "--bins", type=positive_int, default=10, help="bins for ECE and reliability curves (default 10)"
+    )
     p.add_argument("--folds", type=int, default=5, help="cross-fitting folds (default 5)")
     p.add_argument(
         "--max-groups",
@@ -34,18 +32,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="skip a breakdown with more levels than this (default 100)",
     )
     p.add_argument("--source", action="append", help="keep only this confidence source (repeatable)")
-    p.add_argument("--include-incomplete", action="store_true", help="also analyse running/failed runs")
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the calibration analysis; returns the exit code."""
-    if args.bins < 1 or args.resamples < 1 or args.folds < 2 or args.max_groups < 1 or not 0 < args.level < 1:
-        print(
-            "calibration: need --bins >= 1, --resamples >= 1, --folds >= 2 and 0 < --level < 1",
-            file=sys.stderr,
-        )
+    if args.folds < 2 or args.max_groups < 1:
+        print("calibration: need --folds >= 2 and --max-groups >= 1", file=sys.stderr)
         return 2
     try:
         df, found = load_predictions(args.dirs, include_incomplete=args.include_incomplete)

@@ -7,6 +7,7 @@ import sys
 import time
 from typing import Any
 
+from analysis.cli_options import add_common_options
 from analysis.rundirs import RunDirError
 
 
@@ -20,10 +21,7 @@ def add_parser(subparsers: Any) -> None:
             "reference study's logs (detected by experiment_settings.json + game_*.json)."
         ),
     )
-    p.add_argument("dirs", nargs="+", metavar="DIR", help="run, sweep or reference-log directory")
-    p.add_argument(
-        "--out", required=True, metavar="REPORT_DIR", help="where tables, figures and report.md go"
-    )
+    add_common_options(p, resamples=5000, dirs_help="run, sweep or reference-log directory")
     p.add_argument(
         "--anchor",
         choices=("auto", "data", "published", "none"),
@@ -31,11 +29,7 @@ def add_parser(subparsers: Any) -> None:
         help="anchor source for deltas: data (memoryless D-correct games of the same model), published "
         "(the study's point values), auto (data when present, else published; default), none",
     )
-    p.add_argument("--include-incomplete", action="store_true", help="keep running/failed runs")
     p.add_argument("--check-events", action="store_true", help="parse every line of every events.jsonl")
-    p.add_argument("--resamples", type=int, default=5000, help="bootstrap resamples (default 5000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--no-figures", action="store_true", help="skip figures")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=run)
@@ -44,13 +38,6 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute the trust analysis; returns the exit code."""
     from analysis.trust.pipeline import analyse, write_outputs
-
-    if args.resamples < 1:
-        print("error: --resamples must be >= 1", file=sys.stderr)
-        return 2
-    if not 0 < args.level < 1:
-        print("error: --level must be in (0, 1)", file=sys.stderr)
-        return 2
 
     def say(msg: str) -> None:
         if not args.quiet:

@@ -1,0 +1,43 @@
+"""Options every ``python -m analysis`` subcommand shares, validated by argparse itself (exit 2, clear message)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1 (got {value})")
+    return value
+
+
+def open_unit_float(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1) (got {value})")
+    return value
+
+
+def add_common_options(
+    parser: argparse.ArgumentParser,
+    *,
+    resamples: int,
+    dirs_help: str = "run or sweep directories",
+    level: bool = True,
+) -> None:
+    """DIR..., --out, --resamples, --seed, [--level], --include-incomplete."""
+    parser.add_argument("dirs", nargs="+", metavar="DIR", help=dirs_help)
+    parser.add_argument(
+        "--out", required=True, type=Path, metavar="REPORT_DIR", help="where tables, figures and report.md go"
+    )
+    parser.add_argument(
+        "--resamples", type=positive_int, default=resamples, help=f"bootstrap resamples (default {resamples})"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    if level:
+        parser.add_argument(
+            "--level", type=open_unit_float, default=0.95, help="interval level (default 0.95)"
+        )
+    parser.add_argument("--include-incomplete", action="store_true", help="keep running/failed runs")
