@@ -17,9 +17,10 @@ from trustsim.extract.extractor import SCHEMA, extract, parse_probability
 from trustsim.extract.sources import SourceError, arena_run, escape_room_reference, reference_runs
 from trustsim.llm.types import ChatResponse
 
-# the shared reference logs sit next to the repository (../shared/data); TRUSTSIM_SHARED_DATA overrides
+# the shared folder sits next to the repository (../shared); TRUSTSIM_SHARED overrides, as for tests/analysis
 SHARED = (
-    Path(os.environ.get("TRUSTSIM_SHARED_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
+    Path(os.environ.get("TRUSTSIM_SHARED") or Path(__file__).resolve().parents[3] / "shared")
+    / "data"
     / "escape-room-v2"
     / "examples-74f0fd1"
 )
