@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import logging
@@ -48,6 +49,8 @@ class JobContext:
         self.recorder = recorder
         self.config_hash = config_hash(cfg)
         self.world_hash = world_hash(cfg)
+        # Deterministic: the same resolved config gives the same results, hence the same id.
+        self.run_id = f"{cfg.get('name', 'run')}-{self.config_hash[:12]}"
         self.seeder = Seeder(self.world_hash)
         self.cell: dict[str, Any] = {}
         self.counts: dict[str, int] = {}
@@ -62,9 +65,16 @@ class JobContext:
             self._llm = build_client(self.cfg.get("model") or {}, self.cfg.get("llm") or {})
         return self._llm
 
-    @property
-    def llm_started(self) -> bool:
-        return self._llm is not None
+    def llm_stats(self) -> dict[str, Any] | None:
+        """Calls, cache hits, tokens and cost of the job's LLM client (None when no client was built)."""
+        return self._llm.stats() if self._llm is not None else None
+
+    def close_llm(self) -> None:
+        """Close the LLM client if one was built (its connections, the request store)."""
+        close = getattr(self._llm, "aclose", None)
+        if close is not None:
+            with contextlib.suppress(RuntimeError):  # a loop is already running: it closes with the process
+                asyncio.run(close())
 
     def progress(self, total: int, desc: str) -> Any:
         return make_progress(total, desc, self.cfg.get("progress", "auto"))
@@ -84,8 +94,7 @@ class Manifest:
         self.started = time.perf_counter()
         self.data: dict[str, Any] = {
             "trustsim_version": __version__,
-            # Deterministic: the same resolved config gives the same results, hence the same id.
-            "run_id": f"{cfg.get('name', 'run')}-{ctx.config_hash[:12]}",
+            "run_id": ctx.run_id,
             "run_dir": str(path.parent),
             "game": cfg["game"].get("type", cfg["game"]["runner"].split(".")[1]),
             "status": "running",
@@ -121,8 +130,9 @@ class Manifest:
     def finish(self, ctx: JobContext, status: str, failure: dict[str, Any] | None = None) -> None:
         self.data.update(status=status, failure=failure, cell=ctx.cell, counts=ctx.counts)
         self.data["timings"].update(finished=_now(), wall_s=round(time.perf_counter() - self.started, 3))
-        if ctx.llm_started:
-            self.data["llm"] = ctx._llm.stats()
+        stats = ctx.llm_stats()
+        if stats is not None:
+            self.data["llm"] = stats
         self.write()
 
 
@@ -151,7 +161,6 @@ def run_job(cfg: dict[str, Any], run_dir: Path) -> int:
     recorder = RunRecorder(run_dir)
     ctx = JobContext(cfg, run_dir, recorder)
     manifest = Manifest(run_dir / "manifest.json", cfg, ctx)
-    ctx.run_id = manifest.run_id  # type: ignore[attr-defined]
     manifest.write()
     recorder.event(
         "run_start", run_id=manifest.run_id, config_hash=ctx.config_hash, world_hash=ctx.world_hash
@@ -171,20 +180,9 @@ def run_job(cfg: dict[str, Any], run_dir: Path) -> int:
         status, failure, code = "failed", {"reason": str(exc), "resume": RESUME_HINT}, 3
         print(f"trustsim: run failed: {exc}\ntrustsim: {RESUME_HINT}", file=sys.stderr)
     finally:
-        if ctx.llm_started:
-            _close_llm(ctx)
+        ctx.close_llm()
     if code:
         recorder.event("run_end", status="failed", reason=failure["reason"] if failure else None)
     recorder.close()
     manifest.finish(ctx, status, failure)
     return code
-
-
-def _close_llm(ctx: JobContext) -> None:
-    import asyncio
-
-    close = getattr(ctx._llm, "aclose", None)
-    if close is None:
-        return
-    with contextlib.suppress(RuntimeError):  # a loop is already running: the client closes with the process
-        asyncio.run(close())

@@ -140,7 +140,7 @@ class MatchRunner:
     def meta(self) -> MatchMeta:
         o = self.options
         return MatchMeta(
-            run_id=self.ctx.run_id,  # type: ignore[attr-defined]
+            run_id=self.ctx.run_id,
             session=self.plan.session,
             match=self.plan.match_id,
             match_index=self.plan.index,

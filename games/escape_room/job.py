@@ -75,7 +75,7 @@ class SessionRunner:
             self.partner_puzzle = int(ctx.seeder.rng("session", session, "partner_slot").integers(1, 5))
         else:
             self.partner_puzzle = len(options.seats)
-        cell = dict(ctx.cell, run_id=ctx.run_id)  # type: ignore[attr-defined]
+        cell = dict(ctx.cell, run_id=ctx.run_id)
         self.tables = TableBuilder(
             cell,
             session,

@@ -163,7 +163,7 @@ def run(ctx: JobContext) -> None:
         "predictions": ctx.recorder.table("predictions", PREDICTION_COLUMNS),
     }
     feedback = feedback_seeder(cfg)
-    run_id = getattr(ctx, "run_id", cfg.get("name", "run"))
+    run_id = ctx.run_id
     ctx.recorder.event("library", items=len(items), **quality_gates(lib))
     bar = ctx.progress(cfg["runs"] * len(items), f"reliance {opts.set}")
     ctx.count("sessions", cfg["runs"])
