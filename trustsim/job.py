@@ -185,4 +185,13 @@ def run_job(cfg: dict[str, Any], run_dir: Path) -> int:
         recorder.event("run_end", status="failed", reason=failure["reason"] if failure else None)
     recorder.close()
     manifest.finish(ctx, status, failure)
+    if code == 0:
+        counts = ", ".join(f"{v} {k}" for k, v in ctx.counts.items())
+        llm = ctx.llm_stats()
+        calls = (
+            f"; LLM calls sent {llm.get('calls_sent', 0)}, cache hits {llm.get('cache_hits', 0)}"
+            if llm
+            else ""
+        )
+        print(f"trustsim: {manifest.run_id} complete ({counts}{calls}) -> {run_dir}")
     return code
