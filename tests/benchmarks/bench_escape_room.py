@@ -39,7 +39,7 @@ def run(runs: int, agent: str = "bayes") -> tuple[float, int]:
 
 
 def components(runs: int) -> dict[str, float]:
-    cfg = compose_config(["+experiment=mid2strike", f"runs={runs}"])
+    cfg = compose_config(["+experiment=mid2strike", f"runs={runs}", "agent=bayes"])
     with tempfile.TemporaryDirectory() as tmp:
         prof = cProfile.Profile()
         prof.enable()
