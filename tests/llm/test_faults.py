@@ -65,7 +65,7 @@ def test_timeout_is_retried(fake_server, make_client) -> None:
     fake_server.script("hang")
     start = time.perf_counter()
     resp = asyncio.run(client.complete(req()))
-    assert resp.text and time.perf_counter() - start < 4
+    assert resp.text and time.perf_counter() - start < 10  # one 0.3 s timeout + one backoff, not a hang
     assert client.stats()["retries"] == 1
 
 
@@ -94,4 +94,4 @@ def test_rate_limiter_spaces_requests() -> None:
         await asyncio.gather(*(limiter.acquire() for _ in range(4)))
         return time.perf_counter() - start
 
-    assert 0.28 <= asyncio.run(run()) < 1.0
+    assert 0.28 <= asyncio.run(run()) < 3.0  # lower bound is the property; upper only catches a hang
