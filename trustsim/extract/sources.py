@@ -97,26 +97,36 @@ def _correctness_list(settings: dict) -> list:
     return []
 
 
-def arena_run(run_dir: Path, only_missing: bool = True) -> Iterator[ReasoningItem]:
-    """Items from an arena run directory: ``move`` events with reasoning (by default only those whose
-    stated probability is missing). The outcome is the opponent's executed move that round."""
+def _run_events(run_dir: Path) -> tuple[dict, Iterator[dict]]:
+    """A run directory's manifest and its events, read up to a truncated last line."""
     events_path = run_dir / "events.jsonl"
     if not events_path.exists():
         raise SourceError(f"{events_path}: missing")
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+
+    def events() -> Iterator[dict]:
+        with events_path.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError:
+                    return  # a truncated last line: keep what came before
+
+    return manifest, events()
+
+
+def arena_run(run_dir: Path, only_missing: bool = True) -> Iterator[ReasoningItem]:
+    """Items from an arena run directory: ``move`` events with reasoning (by default only those whose
+    stated probability is missing). The outcome is the opponent's executed move that round."""
+    manifest, events = _run_events(run_dir)
     run_id = str(manifest.get("run_id") or run_dir.name)
     moves: dict[tuple, dict] = {}
     starts: dict[str, dict] = {}
-    with events_path.open(encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                e = json.loads(line)
-            except json.JSONDecodeError:
-                break  # a truncated last line: keep what came before
-            if e.get("type") == "match_start":
-                starts[e["match"]] = e
-            elif e.get("type") == "move":
-                moves[(e["match"], e["round"], e["seat"])] = e
+    for e in events:
+        if e.get("type") == "match_start":
+            starts[e["match"]] = e
+        elif e.get("type") == "move":
+            moves[(e["match"], e["round"], e["seat"])] = e
     for (match, rnd, seat), e in sorted(moves.items()):
         reasoning = e.get("reasoning") or ""
         if not reasoning.strip() or (only_missing and e.get("p_opponent_cooperates") is not None):
@@ -155,44 +165,36 @@ def escape_room_run(run_dir: Path) -> Iterator[ReasoningItem]:
     ``d_correct`` (from ``game_start``). Native confidence in the same run stays in its own source, so the
     two can be compared decision by decision.
     """
-    events_path = run_dir / "events.jsonl"
-    if not events_path.exists():
-        raise SourceError(f"{events_path}: missing")
-    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    manifest, events = _run_events(run_dir)
     run_id = str(manifest.get("run_id") or run_dir.name)
     cell = manifest.get("cell") or {}
     starts: dict[tuple, dict] = {}
-    with events_path.open(encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                e = json.loads(line)
-            except json.JSONDecodeError:
-                break  # a truncated last line: keep what came before
-            key = (e.get("session"), e.get("game"))
-            if e.get("type") == "game_start":
-                starts[key] = e
-            elif e.get("type") == "decision" and (e.get("reasoning") or "").strip() and key in starts:
-                start = starts[key]
-                slot = int(start.get("partner_puzzle") or 4)
-                yield ReasoningItem(
-                    text=e["reasoning"].strip(),
-                    question=(
-                        f"that the answer in the partner's capsule for puzzle Q{slot} is correct (the partner's "
-                        "answer cannot be checked without paying to verify it)"
-                    ),
-                    outcome=int(bool(start.get("d_correct"))),
-                    row={
-                        "run_id": run_id,
-                        "game_type": "escape_room",
-                        "cluster": f"s{e.get('session')}",
-                        "model": cell.get("model", ""),
-                        "agent": cell.get("agent", ""),
-                        "memory": cell.get("memory", ""),
-                        "schedule": cell.get("schedule", ""),
-                        "subject": PARTNER_SEAT,
-                        "subject_kind": "scripted_partner",
-                        "game": e.get("game"),
-                        "round": e.get("round"),
-                        "item": f"Q{slot}:{e.get('seat')}",
-                    },
-                )
+    for e in events:
+        key = (e.get("session"), e.get("game"))
+        if e.get("type") == "game_start":
+            starts[key] = e
+        elif e.get("type") == "decision" and (e.get("reasoning") or "").strip() and key in starts:
+            start = starts[key]
+            slot = int(start.get("partner_puzzle") or 4)
+            yield ReasoningItem(
+                text=e["reasoning"].strip(),
+                question=(
+                    f"that the answer in the partner's capsule for puzzle Q{slot} is correct (the partner's "
+                    "answer cannot be checked without paying to verify it)"
+                ),
+                outcome=int(bool(start.get("d_correct"))),
+                row={
+                    "run_id": run_id,
+                    "game_type": "escape_room",
+                    "cluster": f"s{e.get('session')}",
+                    "model": cell.get("model", ""),
+                    "agent": cell.get("agent", ""),
+                    "memory": cell.get("memory", ""),
+                    "schedule": cell.get("schedule", ""),
+                    "subject": PARTNER_SEAT,
+                    "subject_kind": "scripted_partner",
+                    "game": e.get("game"),
+                    "round": e.get("round"),
+                    "item": f"Q{slot}:{e.get('seat')}",
+                },
+            )
