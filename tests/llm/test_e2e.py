@@ -145,24 +145,28 @@ def _stored_messages(store: Path) -> set[str]:
     return {json.dumps(json.loads(r[0])["messages"], sort_keys=True) for r in rows}
 
 
+def _start_and_wait(args: list[str], run_dir: Path, store: Path, stored: int) -> subprocess.Popen:
+    """Start the CLI in a subprocess and return once ``stored`` distinct requests are in the store."""
+    proc = subprocess.Popen(
+        [*args, f"hydra.run.dir={run_dir}"],
+        cwd=REPO,
+        env={**os.environ, "CI": "true", "PYTHONPATH": str(REPO)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline and not (store.exists() and len(_stored_messages(store)) >= stored):
+        time.sleep(0.05)
+    return proc
+
+
 def test_kill_minus_9_then_rerun_resends_no_stored_request(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv(KEY_ENV, PLANTED)
     store = tmp_path / "store.sqlite"
     with FakeServer(delay_s=0.05) as srv:
         args = [sys.executable, "-m", "trustsim", *overrides(srv, store, "game.games=11")]
         env = {**os.environ, "CI": "true", "PYTHONPATH": str(REPO)}
-        proc = subprocess.Popen(
-            [*args, f"hydra.run.dir={tmp_path / 'killed'}"],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if store.exists() and len(_stored_messages(store)) >= 12:
-                break
-            time.sleep(0.05)
+        proc = _start_and_wait(args, tmp_path / "killed", store, 12)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
         before = _stored_messages(store)
@@ -218,16 +222,7 @@ def test_ctrl_c_leaves_a_failed_manifest_and_resumes(monkeypatch, tmp_path) -> N
     with FakeServer(delay_s=0.05) as srv:
         args = [sys.executable, "-m", "trustsim", *overrides(srv, store, "game.games=11")]
         env = {**os.environ, "CI": "true", "PYTHONPATH": str(REPO)}
-        proc = subprocess.Popen(
-            [*args, f"hydra.run.dir={tmp_path / 'interrupted'}"],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.time() + 60
-        while time.time() < deadline and not (store.exists() and len(_stored_messages(store)) >= 6):
-            time.sleep(0.05)
+        proc = _start_and_wait(args, tmp_path / "interrupted", store, 6)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) != 0
         before = _stored_messages(store)
