@@ -32,3 +32,49 @@ class Seeder:
 
     def child(self, *keys: object) -> Seeder:
         return Seeder(stable_hash([self.root, *map(str, keys)]))
+
+
+SAMPLE_BITS = 31
+
+
+class SeedTree:
+    """The one seed tree of a job: every random stream derives here.
+
+    The root is the world hash (the values of the game's ``world_keys`` only), so registering an agent or
+    changing an execution setting (concurrency, progress, launcher) changes no stream. Three branches:
+
+    - ``world(*path)``: the world (puzzles, partner behaviour, drawn lengths, feedback): the same for every
+      agent and model on the same seed (common random numbers). Paths such as ``("session", 0, "game", 3)``.
+    - ``agent(*path)``: an agent's own randomness, per seat/agent stream: ``("session", 0, "seat", "A")``.
+    - ``sample(*path)``: the LLM sample index of a request stream (part of the request-store key):
+      ``("session", 0, "seat", "A")``; a 31-bit integer.
+
+    The world and agent branches keep the historical key paths of :class:`Seeder`, so ``world(...)`` and
+    ``agent(...)`` equal ``Seeder(root).seed(...)`` for their paths.
+    """
+
+    def __init__(self, world_hash: str) -> None:
+        self.root = world_hash
+        self._seeder = Seeder(world_hash)
+
+    def world(self, *path: object) -> int:
+        """Seed of a world stream (independent of agents, models and execution settings)."""
+        return self._seeder.seed(*path)
+
+    def world_rng(self, *path: object) -> np.random.Generator:
+        return np.random.default_rng(self.world(*path))
+
+    def agent(self, *path: object) -> int:
+        """Seed of an agent's own stream (one per seat/agent, per session)."""
+        return self._seeder.seed(*path)
+
+    def agent_rng(self, *path: object) -> np.random.Generator:
+        return np.random.default_rng(self.agent(*path))
+
+    def sample(self, *path: object) -> int:
+        """The LLM sample index of a request stream: distinct per stream, reproducible, 31 bits."""
+        return self._seeder.seed("sample", *path) >> (63 - SAMPLE_BITS)
+
+    def seeder(self, *path: object) -> Seeder:
+        """A :class:`Seeder` rooted at a branch of the world (for code that derives many keyed seeds)."""
+        return self._seeder.child(*path) if path else self._seeder

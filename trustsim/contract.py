@@ -1,0 +1,287 @@
+"""The game contract: one :class:`GameSpec` per game and the agents that play it, registered in code.
+
+The engine never imports a game or an agent by name. It imports every package under ``games`` and then
+under ``agents`` (plus modules named by the ``trustsim.plugins`` entry-point group, for third-party games),
+and each package registers itself on import. Adding a game = adding its own folders
+(``games/<name>/``, ``agents/<name>/``, ``conf/game/<name>.yaml``, ``conf/agent/<agent>.yaml``).
+
+Registration goes agents → games: agents import the game's interface types (observation, decision,
+policy base class); games never import agents.
+
+A game registers in ``games/<name>/__init__.py``::
+
+    from dataclasses import dataclass
+    from trustsim.contract import GameSpec, register_game
+    from trustsim.schema import opt
+
+    @dataclass(frozen=True)
+    class CoinOptions:                        # the schema of the `game` group; defaults included
+        rounds: int = opt(10, min=1)          # a bad value fails: config error at 'game.rounds': must be >= 1 (got 0)
+        mode: Literal["a", "b"] = "a"         # choices; a misspelled key fails naming the closest valid one
+        concurrency: int = opt(8, min=1)
+
+    def _run(ctx):                            # import the runner lazily: discovery stays cheap
+        from games.coin.job import run
+        run(ctx)
+
+    register_game(GameSpec(
+        name="coin",                          # conf/game/coin.yaml has `type: coin` and the option defaults
+        options=CoinOptions,
+        world_keys=("seed", "game.rounds"),   # dotted config paths that define the world and nothing else
+        observation=Observation,              # the policy interface the game offers (games/coin/policy.py)
+        decision=Decision,
+        tables={"moves": MOVE_COLUMNS, "predictions": PREDICTION_COLUMNS},
+        run=_run,
+        execution_keys=("game.concurrency",), # how it runs, not what it computes: out of the config hash
+        example=("game=coin", "agent=coin_always"),  # a small, fast, offline job: the contract tests run it
+    ))
+
+Its agents register in ``agents/<name>/__init__.py``::
+
+    from trustsim.contract import register_agent
+    from agents.coin.always import Always       # subclasses games.coin.policy.CoinPolicy
+
+    register_agent("coin", "coin_always", Always)               # params schema from Always.__init__
+    register_agent("coin", "llm", LLMPlayer, uses_llm=True)     # or params=SomeDataclass
+
+At run time the runner gets a :class:`trustsim.job.JobContext`: ``ctx.cfg`` (validated, plain dict),
+``ctx.options`` (an instance of ``GameSpec.options``), ``ctx.agent`` (the :class:`AgentSpec`),
+``ctx.agent_params`` (validated ``agent`` group without ``name``), ``ctx.seeds`` (the seed tree:
+``world(...)``, ``agent(...)``, ``sample(...)``), ``ctx.recorder``, ``ctx.llm``, ``ctx.run_async(coro)``
+(works inside a running event loop), ``ctx.progress``, ``ctx.set_cell``, ``ctx.count``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import pkgutil
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+
+from trustsim.errors import ConfigError
+
+if TYPE_CHECKING:
+    from trustsim.job import JobContext
+
+PLUGIN_GROUP = "trustsim.plugins"
+"""Entry-point group: each entry point names a module that registers games and/or agents on import."""
+
+DISCOVERED_PACKAGES = ("games", "agents")
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent registered for one game: its factory and the schema of its ``agent`` group."""
+
+    game: str
+    name: str
+    factory: Callable[..., Any]
+    params: type  # a dataclass: the schema of the `agent` group for this agent (without `name`)
+    uses_llm: bool = False
+    description: str = ""
+
+    def build(self, params: Mapping[str, Any] | None = None, **extra: Any) -> Any:
+        """A fresh agent: ``factory(**params, **extra)``."""
+        return self.factory(**dict(params or {}), **extra)
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """Everything the engine knows about a game.
+
+    Attributes:
+        name: The game's name; ``conf/game/<name>.yaml`` sets ``type: <name>``.
+        options: Dataclass: the schema of the ``game`` group (fields, types, defaults, ranges via
+            :func:`trustsim.schema.opt`). Unknown keys fail naming the closest valid one.
+        world_keys: Dotted config paths that define the world (and nothing else). The world hash, hence
+            every world random stream, derives from these values only.
+        observation: What a policy sees (the game's interface type).
+        decision: What a policy returns (the game's interface type).
+        tables: Table name → column names (or a schema object with ``columns``) the runner writes.
+        run: The runner: ``run(ctx)`` plays the whole job into ``ctx.run_dir``.
+        check: Optional cross-field rules: ``check(cfg, agent) -> list of warnings``; raises
+            :class:`~trustsim.errors.ConfigError` for an error. It may normalise labels in ``cfg`` (e.g.
+            a schedule pattern that differs from the named schedule is labelled ``custom``).
+        groups: Other config groups the game reads, with their schemas (e.g. ``{"memory": MemoryOptions}``).
+            A group the game does not read is left out of the run's config; a non-default value prints a
+            warning that it has no effect.
+        execution_keys: Dotted paths that change how the job runs, not what it computes (concurrency);
+            they are left out of the config hash and of the world.
+        uses_llm: Optional ``uses_llm(cfg, agent) -> bool`` when more than the main agent can call a model
+            (e.g. an LLM opponent); default: ``agent.uses_llm``.
+        example: Overrides of a small, fast, offline job of this game (the contract tests run it).
+        description: One line for listings.
+    """
+
+    name: str
+    options: type
+    world_keys: tuple[str, ...]
+    observation: type
+    decision: type
+    tables: Mapping[str, Any]
+    run: Callable[[JobContext], None]
+    check: Callable[[dict[str, Any], AgentSpec], list[str] | None] | None = None
+    groups: Mapping[str, type] = field(default_factory=dict)
+    execution_keys: tuple[str, ...] = ()
+    uses_llm: Callable[[dict[str, Any], AgentSpec], bool] | None = None
+    example: tuple[str, ...] = ()
+    description: str = ""
+
+    def table_columns(self, name: str) -> tuple[str, ...]:
+        """Column names of one of the game's tables."""
+        schema = self.tables[name]
+        return tuple(getattr(schema, "columns", schema))
+
+
+_GAMES: dict[str, GameSpec] = {}
+_AGENTS: dict[str, dict[str, AgentSpec]] = {}
+_LOCK = threading.RLock()
+_discovered = False
+
+
+def register_game(spec: GameSpec) -> GameSpec:
+    """Register a game (idempotent for the same spec object; a different spec under a taken name fails)."""
+    if not dataclasses.is_dataclass(spec.options):
+        raise TypeError(f"GameSpec {spec.name!r}: options must be a dataclass, got {spec.options!r}")
+    with _LOCK:
+        old = _GAMES.get(spec.name)
+        if old is not None and old is not spec and old.run is not spec.run:
+            raise ValueError(f"game {spec.name!r} is already registered")
+        _GAMES[spec.name] = spec
+        _AGENTS.setdefault(spec.name, {})
+    return spec
+
+
+def register_agent(
+    game: str,
+    name: str,
+    factory: Callable[..., Any],
+    *,
+    params: type | None = None,
+    uses_llm: bool = False,
+    description: str = "",
+    exclude: Sequence[str] = (),
+) -> AgentSpec:
+    """Register an agent for ``game``.
+
+    Args:
+        game: The game's registered name (the game package is imported before any agent package).
+        name: The agent's name, as in ``agent=<name>`` (``conf/agent/<name>.yaml`` sets ``name: <name>``).
+        factory: Builds one agent from its parameters (usually the class).
+        params: Dataclass schema of the ``agent`` group (without ``name``). ``None`` derives it from the
+            factory's keyword parameters (annotations and defaults), leaving out ``exclude``.
+        uses_llm: The agent calls a language model (the ``model`` group then matters).
+        description: One line for listings.
+        exclude: Factory parameters that the game supplies itself (e.g. ``memory``): not config keys.
+    """
+    schema = params if params is not None else params_from_signature(factory, name, exclude)
+    if not dataclasses.is_dataclass(schema):
+        raise TypeError(f"agent {name!r}: params must be a dataclass, got {schema!r}")
+    spec = AgentSpec(game, name, factory, schema, uses_llm, description)
+    with _LOCK:
+        _AGENTS.setdefault(game, {})[name] = spec
+    return spec
+
+
+def unregister_agent(game: str, name: str) -> None:
+    """Remove an agent (tests register throwaway agents)."""
+    with _LOCK:
+        _AGENTS.get(game, {}).pop(name, None)
+
+
+def params_from_signature(factory: Callable[..., Any], name: str, exclude: Sequence[str] = ()) -> type:
+    """A dataclass whose fields are ``factory``'s keyword parameters with defaults."""
+    target = factory.__init__ if inspect.isclass(factory) else factory  # type: ignore[misc]
+    try:
+        hints = inspect.get_annotations(target, eval_str=True)
+    except Exception:
+        hints = {}
+    fields: list[tuple[str, Any, Any]] = []
+    for p in inspect.signature(target).parameters.values():
+        if p.name in ("self", *exclude) or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.default is inspect.Parameter.empty:
+            raise TypeError(f"agent {name!r}: parameter {p.name!r} needs a default (or pass params=)")
+        hint = hints.get(p.name, Any)
+        default = p.default
+        if isinstance(default, list | dict | set):
+            fields.append((p.name, hint, field(default_factory=lambda d=default: type(d)(d))))
+        else:
+            fields.append((p.name, hint, field(default=default)))
+    return dataclasses.make_dataclass(f"{name}_params", fields, frozen=True)
+
+
+def discover() -> None:
+    """Import every game package, then every agent package, then the plugin entry points (once)."""
+    global _discovered
+    with _LOCK:
+        if _discovered:
+            return
+        _discovered = True
+        for package in DISCOVERED_PACKAGES:
+            try:
+                root = importlib.import_module(package)
+            except ImportError:
+                continue
+            for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda m: m.name):
+                if info.ispkg:
+                    importlib.import_module(f"{package}.{info.name}")
+        for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name):
+            importlib.import_module(ep.value.split(":")[0])
+
+
+def games() -> dict[str, GameSpec]:
+    """Every registered game, by name."""
+    discover()
+    return dict(sorted(_GAMES.items()))
+
+
+def game_spec(name: str) -> GameSpec:
+    """The registered game ``name``; a ConfigError at ``game`` (naming the closest game) if unknown."""
+    from trustsim.schema import closest
+
+    known = games()
+    if name not in known:
+        hint = closest(name, known)
+        raise ConfigError(
+            "game",
+            f"unknown game {name!r}{f'; did you mean {hint!r}?' if hint else ''} "
+            f"(registered: {', '.join(known)})",
+        )
+    return known[name]
+
+
+def agents_for(game: str) -> dict[str, AgentSpec]:
+    """The agents registered for ``game``, by name."""
+    discover()
+    return dict(sorted(_AGENTS.get(game, {}).items()))
+
+
+def agent_spec(game: str, name: str, key: str = "agent") -> AgentSpec:
+    """The agent ``name`` of ``game``; a ConfigError at ``key`` naming the closest agent if unknown."""
+    from trustsim.schema import closest
+
+    available = agents_for(game)
+    if name not in available:
+        hint = closest(name, available)
+        raise ConfigError(
+            key,
+            f"agent {name!r} is not available for game {game!r}"
+            f"{f'; did you mean {hint!r}?' if hint else ''} (available: {', '.join(available)})",
+        )
+    return available[name]
+
+
+def agent_names() -> dict[str, list[str]]:
+    """Agent name → the games it is registered for."""
+    discover()
+    out: dict[str, list[str]] = {}
+    for game, agents in sorted(_AGENTS.items()):
+        for name in agents:
+            out.setdefault(name, []).append(game)
+    return out

@@ -1,0 +1,181 @@
+"""One validator for every config group, generated from the group's dataclass schema.
+
+Field types: ``int``, ``float``, ``bool``, ``str``, ``X | None``, ``Literal[...]`` (choices),
+``list[...]``/``tuple[...]``, ``dict``, ``Any`` and nested dataclasses. Ranges and notes go in the field's
+metadata with :func:`opt`. Every error names the full key: ``config error at 'game.coins': must be >= 0
+(got -1)``; an unknown key names the closest valid one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from trustsim.errors import ConfigError
+
+
+def opt(default: Any = dataclasses.MISSING, *, min: float | None = None, max: float | None = None) -> Any:
+    """A schema field with a default and an optional range: ``coins: int = opt(4, min=0)``."""
+    meta = {k: v for k, v in (("min", min), ("max", max)) if v is not None}
+    if isinstance(default, list | dict | set):
+        return dataclasses.field(default_factory=lambda d=default: type(d)(d), metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def closest(name: str, valid: Iterable[str]) -> str | None:
+    """The valid name closest to ``name`` (None when nothing is close)."""
+    matches = difflib.get_close_matches(str(name), list(valid), n=1, cutoff=0.5)
+    return matches[0] if matches else None
+
+
+def unknown_key(key: str, name: str, valid: Iterable[str]) -> ConfigError:
+    """The uniform error for an unknown key: names the key and the closest valid one."""
+    valid = sorted(valid)
+    hint = closest(name, valid)
+    suggestion = f"; did you mean '{key}{hint}'?" if hint else ""
+    return ConfigError(f"{key}{name}", f"unknown key{suggestion} (valid keys: {', '.join(valid) or 'none'})")
+
+
+def _describe(hint: Any) -> str:
+    origin = typing.get_origin(hint)
+    if origin is Literal:
+        return "one of " + ", ".join(map(_fmt, typing.get_args(hint)))
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(a) for a in typing.get_args(hint))
+    names = {int: "an integer", float: "a number", bool: "true or false", str: "a string", type(None): "null"}
+    if hint in names:
+        return names[hint]
+    if origin in (list, tuple) or hint in (list, tuple):
+        return "a list"
+    if origin is dict or hint is dict:
+        return "a mapping"
+    return getattr(hint, "__name__", str(hint))
+
+
+def _fmt(value: Any) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return str(value)
+
+
+def _check(value: Any, hint: Any, key: str) -> Any:
+    """Return the value (converted where lossless) or raise a ConfigError naming ``key``."""
+    origin = typing.get_origin(hint)
+    if hint is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(hint)
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _check(value, arg, key)
+            except ConfigError as exc:
+                errors.append(exc)
+        if len(errors) == 1:
+            raise errors[0]
+        raise ConfigError(key, f"expected {_describe(hint)}, got {value!r}")
+    if origin is Literal:
+        choices = typing.get_args(hint)
+        if value in choices and not (
+            isinstance(value, bool) and True not in choices and False not in choices
+        ):
+            return value
+        raise ConfigError(key, f"expected one of {', '.join(map(_fmt, choices))}; got {value!r}")
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(key, f"expected true or false, got {value!r}")
+    if hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise ConfigError(key, f"expected an integer, got {value!r}")
+    if hint is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        raise ConfigError(key, f"expected a number, got {value!r}")
+    if hint is str:
+        if isinstance(value, str):
+            return value
+        raise ConfigError(key, f"expected a string, got {value!r}")
+    if origin in (list, tuple) or hint in (list, tuple):
+        if not isinstance(value, list | tuple):
+            raise ConfigError(key, f"expected a list, got {value!r}")
+        args = typing.get_args(hint)
+        item = args[0] if args else Any
+        return [_check(v, item, f"{key}[{i}]") for i, v in enumerate(value)]
+    if origin is dict or hint is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(key, f"expected a mapping, got {value!r}")
+        return value
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, Mapping):
+            raise ConfigError(key, f"expected a mapping, got {value!r}")
+        return build(hint, value, key)
+    if isinstance(hint, type) and isinstance(value, hint):
+        return value
+    raise ConfigError(key, f"expected {_describe(hint)}, got {value!r}")
+
+
+def check_section(data: Mapping[str, Any], schema: type, key: str) -> dict[str, Any]:
+    """Validate ``data`` against the dataclass ``schema``; return the values with defaults filled in.
+
+    Args:
+        data: The group's values (a plain mapping).
+        schema: A dataclass.
+        key: The group's config path (``game``, ``agent``, ``game.opponent``); errors name ``key.field``.
+    """
+    prefix = f"{key}." if key else ""
+    if not isinstance(data, Mapping):
+        raise ConfigError(key or "config", f"expected a mapping, got {data!r}")
+    fields = {f.name: f for f in dataclasses.fields(schema)}
+    for name in data:
+        if name not in fields:
+            raise unknown_key(prefix, name, fields)
+    hints = typing.get_type_hints(schema, include_extras=False)
+    out: dict[str, Any] = {}
+    for name, f in fields.items():
+        sub = f"{prefix}{name}"
+        if name not in data:
+            if f.default is not dataclasses.MISSING:
+                out[name] = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                out[name] = f.default_factory()
+            else:
+                raise ConfigError(sub, "missing required value")
+            continue
+        value = _check(data[name], hints[name], sub)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            lo, hi = f.metadata.get("min"), f.metadata.get("max")
+            if lo is not None and value < lo:
+                raise ConfigError(sub, f"must be >= {lo} (got {value})")
+            if hi is not None and value > hi:
+                raise ConfigError(sub, f"must be <= {hi} (got {value})")
+        out[name] = value
+    return out
+
+
+def build(schema: type, data: Mapping[str, Any], key: str) -> Any:
+    """Validate ``data`` and return an instance of ``schema``."""
+    values = check_section(data, schema, key)
+    return schema(**values)
+
+
+def defaults(schema: type) -> dict[str, Any]:
+    """The schema's default values (fields without a default are left out)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(schema):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+    return out
