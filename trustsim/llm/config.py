@@ -42,7 +42,8 @@ class ModelConfig:
     subtask_params: dict[str, Any] = field(default_factory=dict)  # verifier / own-answer calls
     reflection_params: dict[str, Any] = field(default_factory=dict)  # reflection memory calls
     drop_params: bool = True  # let litellm drop settings a provider does not support
-    structured_output: str = "none"  # schema | json_object | none
+    structured_output: str = "none"  # schema | json_object | none (how JSON answers are asked; decision kit)
+    strict_schema: bool = True  # response_format json_schema "strict" (structured_output=schema only)
     reasoning_max_chars: int = 400  # cap of the "reasoning" field in the answer schema
     local: LocalModelConfig = field(default_factory=LocalModelConfig)
 
