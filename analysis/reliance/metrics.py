@@ -142,7 +142,9 @@ def pair_metrics(stages: pd.DataFrame, level: float) -> pd.DataFrame:
     for system, d in pairs.groupby("system"):
         acc = agree = n = 0
         stable_n = stable_ok = 0
-        keys = [k for k in ("run_id", "session") if k in d.columns] + ["pair"]
+        # pair_stable is part of the key: runs made before pair ids were unique reused one id for a
+        # differing and a stable pair of the same scenario.
+        keys = [k for k in ("run_id", "session") if k in d.columns] + ["pair", "pair_stable"]
         for _, g in d.groupby(keys):
             if set(g["pair_side"]) != {"a", "b"}:
                 continue

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from games.reliance.export import export_library
-from games.reliance.library import Library, default_library, quality_gates
+from games.reliance.library import Library, blueprint_ids, default_library, id_problems, quality_gates
 from games.reliance.solver import Node, Solution
 from games.reliance.spec import ScenarioError
 from games.reliance.text import observation_text, rules_text
@@ -78,7 +78,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_exp = sub.add_parser("explore", help="export every scenario as a decision tree (JSONL)")
     p_exp.add_argument("--out", type=Path, default=Path("outputs/reliance_trees.jsonl"))
     sub.add_parser("gates", help="print the library counts and quality gates (JSON)")
-    sub.add_parser("validate", help="load and validate every blueprint and scenario file")
+    sub.add_parser(
+        "validate",
+        help="load and validate every blueprint and scenario file; check that scenario, blueprint, pair and "
+        "support ids are unique",
+    )
     args = parser.parse_args(argv)
     try:
         lib = default_library()
@@ -102,7 +106,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cmd == "gates":
         print(json.dumps(quality_gates(lib), indent=2))
         return 0
-    print(f"ok: {len(lib.all)} scenarios valid")
+    problems = id_problems(lib)
+    if problems:
+        for line in problems:
+            print(f"invalid library: {line}", file=sys.stderr)
+        return 2
+    print(
+        f"ok: {len(lib.all)} scenarios valid; ids unique ({len(lib.all)} scenarios, "
+        f"{len(set(blueprint_ids()))} blueprints, {len(lib.pairs)} pairs, {len(lib.support)} support scenarios)"
+    )
     return 0
 
 

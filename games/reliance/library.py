@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from games.reliance.loader import BLUEPRINT_DIR, SCENARIO_DIR, load_all, load_scenario_file
+from games.reliance.loader import BLUEPRINT_DIR, SCENARIO_DIR, _read, load_all, load_scenario_file
 from games.reliance.processes import MAIN_PROCESSES
 from games.reliance.solver import ZERO_BENEFIT, Node, Solution, solve
 from games.reliance.spec import Scenario
@@ -123,6 +124,15 @@ def _pair_candidates(sol: Solution) -> list[tuple[tuple[str, ...], tuple[str, ..
     return out
 
 
+def pair_id(scenario: str, decisions_before: int, stable: bool) -> str:
+    """``pair.<scenario>.<decisions before the paired one>``, plus ``.stable`` for a stable pair.
+
+    A scenario can yield both a differing and a stable pair at the same stage (one per pool and
+    blueprint), so the kind is part of the id.
+    """
+    return f"pair.{scenario}.{decisions_before}" + (".stable" if stable else "")
+
+
 def make_pairs(lib: Library) -> list[Pair]:
     """At most one differing and one stable pair per blueprint, along the optimal path; plus fixtures."""
     diff: list[Pair] = []
@@ -137,7 +147,7 @@ def make_pairs(lib: Library) -> list[Pair]:
             if scn.blueprint in used or len(pool) >= cap:
                 continue
             used.add(scn.blueprint)
-            pool.append(Pair(f"pair.{scn.id}.{len(prefix)}", scn.id, prefix, oa, ob, same))
+            pool.append(Pair(pair_id(scn.id, len(prefix), same), scn.id, prefix, oa, ob, same))
     fixture = "worked_example_y"
     if fixture in lib.solutions:
         stable.append(
@@ -168,6 +178,41 @@ def select_support(lib: Library) -> list[str]:
     for row in itertools.zip_longest(*by_cat.values()):
         order.extend(b for b in row if b is not None)
     return [best[b][1] for b in order[:MAX_SUPPORT]]
+
+
+def _duplicates(ids: Iterable[str]) -> list[str]:
+    counts = Counter(ids)
+    return sorted(i for i, n in counts.items() if n > 1)
+
+
+def blueprint_ids(blueprint_dir: Any = None) -> list[str]:
+    """Every blueprint id as written in the blueprint files (one entry per definition)."""
+    out = []
+    for f in sorted((blueprint_dir or BLUEPRINT_DIR).glob("*.yaml")):
+        for bp in _read(f).get("blueprints") or []:
+            if isinstance(bp, dict) and "id" in bp:
+                out.append(str(bp["id"]))
+    return out
+
+
+def id_problems(lib: Library, blueprint_dir: Any = None) -> list[str]:
+    """Every id that is not unique: scenarios, blueprints, pairs, support entries, and pair ids that
+    shadow a scenario id (``game.scenarios`` accepts both). Empty when every id is unique."""
+    problems = []
+    scenario_ids = [s.id for s in lib.all]
+    for kind, ids in (
+        ("scenario", scenario_ids),
+        ("blueprint", blueprint_ids(blueprint_dir)),
+        ("pair", [p.id for p in lib.pairs]),
+        ("support scenario", lib.support),
+    ):
+        dups = _duplicates(ids)
+        if dups:
+            problems.append(f"{len(dups)} duplicate {kind} id(s): {', '.join(dups)}")
+    clash = sorted({p.id for p in lib.pairs} & set(scenario_ids))
+    if clash:
+        problems.append(f"pair id(s) equal to a scenario id: {', '.join(clash)}")
+    return problems
 
 
 def _root_flags(lib: Library, scn: Scenario) -> dict[str, Any]:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
+import shutil
 
 import numpy as np
 
 from games.reliance.export import write_jsonl
-from games.reliance.library import quality_gates
+from games.reliance.library import blueprint_ids, id_problems, pair_id, quality_gates
+from games.reliance.loader import BLUEPRINT_DIR
 from games.reliance.processes import MAIN_PROCESSES, SPECIAL_PROCESSES
 
 
@@ -79,3 +82,52 @@ def test_tree_export_round_trips(lib):
     for rec in recs:
         for a in rec["actions"]:
             assert abs(sum(p for _, p, _ in a["branches"]) - 1) < 1e-9
+
+
+def test_every_id_kind_is_unique(lib):
+    """Scenario, blueprint, pair and support ids are unique; 49 pairs, 9 of them stable (issue 17 item 2)."""
+    assert id_problems(lib) == []
+    pair_ids = [p.id for p in lib.pairs]
+    assert len(pair_ids) == len(set(pair_ids)) == 49
+    assert sum(p.stable for p in lib.pairs) == 9
+    bids = blueprint_ids()
+    assert len(bids) == len(set(bids)) == len({s.blueprint for s in [*lib.main, *lib.specialised]})
+
+
+def test_a_scenario_with_a_differing_and_a_stable_pair_gets_two_ids(lib):
+    both = {}
+    for p in lib.pairs:
+        both.setdefault((p.scenario, p.stage), set()).add(p.stable)
+    shared = [k for k, kinds in both.items() if kinds == {True, False}]
+    assert shared, "the library no longer has a scenario with both kinds of pair at one stage"
+    for scenario, stage in shared:
+        ids = {p.id for p in lib.pairs if (p.scenario, p.stage) == (scenario, stage)}
+        assert ids == {pair_id(scenario, stage - 1, False), pair_id(scenario, stage - 1, True)}
+
+
+def test_validate_reports_every_duplicate_kind(lib, tmp_path, monkeypatch, capsys):
+    import games.reliance.__main__ as cli
+
+    broken = dataclasses.replace(
+        lib, pairs=[*lib.pairs, lib.pairs[0]], support=[*lib.support, lib.support[0]]
+    )
+    first = sorted(BLUEPRINT_DIR.glob("*.yaml"))[0]
+    shutil.copy(first, tmp_path / first.name)
+    shutil.copy(first, tmp_path / ("copy_" + first.name))
+    problems = id_problems(broken, blueprint_dir=tmp_path)
+    text = "\n".join(problems)
+    assert f"duplicate pair id(s): {lib.pairs[0].id}" in text
+    assert f"duplicate support scenario id(s): {lib.support[0]}" in text
+    assert "duplicate blueprint id(s)" in text
+    monkeypatch.setattr(cli, "default_library", lambda: broken)
+    assert cli.main(["validate"]) == 2
+    err = capsys.readouterr().err
+    assert "duplicate pair id(s)" in err and "ok" not in err
+
+
+def test_validate_says_ok_with_counts(capsys):
+    from games.reliance.__main__ import main
+
+    assert main(["validate"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ok: ") and "49 pairs" in out
