@@ -6,6 +6,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -224,7 +225,9 @@ def load_trust_data(
     dec, gam, agg, runs = [], [], [], []
     problems: list[str] = []
     items: list[Run | Path] = [*contract, *sorted(set(reference))]
-    for item in tqdm(items, desc="loading runs", unit="run", disable=not progress, leave=False):
+    for item in tqdm(
+        items, desc="loading runs", unit="run", disable=not (progress and sys.stderr.isatty()), leave=False
+    ):
         try:
             if isinstance(item, Run):
                 frames, cell = _load_contract_run(item, full_check=check_events)
