@@ -1,0 +1,68 @@
+"""The trust (investment) game of Berg, Dickhaut & McCabe (1995): send, multiply, return.
+
+Registered through the game contract (trustsim/contract.py); specs/trust_game.md, docs/trust_game.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from games.trust_game.options import TrustGameOptions
+from games.trust_game.tables import EXCHANGE_COLUMNS, PREDICTION_COLUMNS
+from games.trust_game.types import Decision, TrustorView
+from trustsim.contract import AgentSpec, GameSpec, register_game
+
+
+def _run(ctx: Any) -> None:
+    from games.trust_game.job import run
+
+    run(ctx)
+
+
+def _roles(cfg: dict[str, Any]) -> dict[str, Any]:
+    from games.trust_game.roles import main_agent, role_specs
+
+    spec, params = main_agent(cfg)
+    return role_specs(cfg["game"], spec, params)
+
+
+def _check(cfg: dict[str, Any], agent: AgentSpec) -> list[str]:
+    """Cross-field rules: both roles' agents and parameters, the population table, useless options."""
+    roles = _roles(cfg)
+    for spec in roles.values():
+        spec.build()
+    game = cfg["game"]
+    options = TrustGameOptions(**{k: v for k, v in game.items() if k != "type"})
+    options.population()
+    warnings = []
+    if game.get("horizon") == "known" and game.get("max_rounds") != TrustGameOptions.max_rounds:
+        warnings.append("game.max_rounds has no effect with game.horizon=known")
+    return warnings
+
+
+def _uses_llm(cfg: dict[str, Any], agent: AgentSpec) -> bool:
+    return any(spec.uses_llm for spec in _roles(cfg).values())
+
+
+SPEC = register_game(
+    GameSpec(
+        name="trust_game",
+        options=TrustGameOptions,
+        world_keys=(
+            "seed",
+            "game.pairs",
+            "game.rounds",
+            "game.horizon",
+            "game.continue_p",
+            "game.max_rounds",
+        ),
+        observation=TrustorView,
+        decision=Decision,
+        tables={"exchanges": EXCHANGE_COLUMNS, "predictions": PREDICTION_COLUMNS},
+        run=_run,
+        check=_check,
+        uses_llm=_uses_llm,
+        example=("game=trust_game", "agent=tg_reciprocal", "game.pairs=4", "game.rounds=3"),
+        description="Berg (1995) investment game: send, multiply by k, return; one-shot or repeated",
+    )
+)

@@ -1,0 +1,240 @@
+"""The trust game as a Mesa 3.3 model: one session of independent pairs; one ``step()`` is one round.
+
+Each round every pair still playing moves in two phases: all trustors decide (LLM calls of the phase run
+concurrently in ``astep``), then every trustee who received something decides, then ``step()`` resolves
+the exchanges. A trustee who received nothing is not asked (r = 0). Random streams are derived per pair
+from the model seed (horizon length, trustor, trustee), so a stochastic player's draws never shift another
+pair's or the horizon's (common random numbers across agents). The horizon stream derives from the world
+seed, the players' streams from the agent seed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import mesa
+import numpy as np
+
+from games.trust_game.rules import Horizon, Stakes
+from games.trust_game.types import (
+    NOTHING_TO_RETURN,
+    ROLES,
+    Decision,
+    Exchange,
+    HistoryMode,
+    PairInfo,
+    Player,
+    Role,
+    TrusteeView,
+    TrustorView,
+)
+
+_STREAMS = {"horizon": 0, "trustor": 1, "trustee": 2}
+
+
+def stream(seed: int, pair: int, name: str) -> np.random.Generator:
+    """One of a pair's independent random streams."""
+    return np.random.default_rng([seed, pair, _STREAMS[name]])
+
+
+class _PerModelCounters:
+    """``unique_id`` counters keyed weakly by model (Mesa 3.3 keeps a class-level dict that would keep every
+    model of a long job alive)."""
+
+    def __init__(self) -> None:
+        self._counters: weakref.WeakKeyDictionary[mesa.Model, itertools.count] = weakref.WeakKeyDictionary()
+
+    def __getitem__(self, model: mesa.Model) -> itertools.count:
+        counter = self._counters.get(model)
+        if counter is None:
+            counter = self._counters[model] = itertools.count(1)
+        return counter
+
+
+class RoleAgent(mesa.Agent):
+    """One role of one pair: a Mesa agent delegating decisions to its player."""
+
+    _ids = _PerModelCounters()
+
+    def __init__(self, model: TrustGameModel, pair: int, role: Role, player: Player) -> None:
+        super().__init__(model)
+        self.pair = pair
+        self.role = role
+        self.player = player
+
+
+@dataclass(slots=True)
+class ExchangeRecord:
+    """One resolved exchange."""
+
+    round: int
+    sent: int
+    received: int
+    returned: int
+    trustor_payoff: int
+    trustee_payoff: int
+    trustor: Decision
+    trustee: Decision
+
+
+@dataclass(slots=True)
+class PairRecord:
+    """Everything the tables need about one pair."""
+
+    pair: int
+    length: int
+    agents: dict[Role, RoleAgent]
+    exchanges: list[ExchangeRecord] = field(default_factory=list)
+
+    @property
+    def running(self) -> bool:
+        return len(self.exchanges) < self.length
+
+    def past(self) -> tuple[Exchange, ...]:
+        return tuple(Exchange(x.round, x.sent, x.received, x.returned) for x in self.exchanges)
+
+
+class TrustGameModel(mesa.Model):
+    """One session of the trust game.
+
+    Args:
+        seed: the session's world seed (fixes each pair's length).
+        agent_seed: the seed of the players' random streams (default: ``seed``).
+        players: one (trustor, trustee) player pair per pair of the session.
+        stakes: endowments and multiplier.
+        horizon: rounds per pair, known or drawn.
+        history: what the trustor sees of earlier rounds (``none``, ``own``, ``population``).
+        population: (sent, count, mean returned) rows shown with ``history=population``.
+        on_exchange: optional callback after each resolved exchange (the job records events there).
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int,
+        agent_seed: int | None = None,
+        players: Sequence[tuple[Player, Player]],
+        stakes: Stakes,
+        horizon: Horizon,
+        history: HistoryMode = "own",
+        population: tuple[tuple[int, int, float], ...] = (),
+        on_exchange: Callable[[PairRecord, ExchangeRecord], None] | None = None,
+    ) -> None:
+        super().__init__(seed=seed)
+        if history not in ("none", "own", "population"):
+            raise ValueError(f"history must be none, own or population, got {history!r}")
+        self.seed_value = seed
+        self.stakes = stakes
+        self.horizon = horizon
+        self.history = history
+        self.on_exchange = on_exchange
+        self.pairs: list[PairRecord] = []
+        self.round = 1
+        for i, (trustor, trustee) in enumerate(players):
+            agents = {
+                "trustor": RoleAgent(self, i, "trustor", trustor),
+                "trustee": RoleAgent(self, i, "trustee", trustee),
+            }
+            for role, agent in agents.items():
+                info = PairInfo(role, stakes, horizon, history, population if history == "population" else ())
+                agent.player.reset(stream(seed if agent_seed is None else agent_seed, i, role), info)
+            self.pairs.append(PairRecord(i, horizon.draw_length(stream(seed, i, "horizon")), agents))
+        self._pending: dict[int, tuple[Decision, Decision]] | None = None
+        self.running = any(p.running for p in self.pairs)
+
+    def active(self) -> list[PairRecord]:
+        """Pairs that play the current round."""
+        return [p for p in self.pairs if p.running]
+
+    def trustor_view(self, pair: PairRecord) -> TrustorView:
+        """The trustor's view: past exchanges only with ``history=own``."""
+        info = pair.agents["trustor"].player.info
+        assert info is not None
+        return TrustorView(self.round, pair.past() if self.history == "own" else (), info)
+
+    def trustee_view(self, pair: PairRecord, sent: int) -> TrusteeView:
+        """The trustee's view of this round's amount, with its own past exchanges with the trustor."""
+        info = pair.agents["trustee"].player.info
+        assert info is not None
+        return TrusteeView(self.round, sent, self.stakes.received(sent), pair.past(), info)
+
+    def _decide_sync(self) -> dict[int, tuple[Decision, Decision]]:
+        out = {}
+        for pair in self.active():
+            d = pair.agents["trustor"].player.send(self.trustor_view(pair))
+            sent = d.amount.value
+            t = (
+                pair.agents["trustee"].player.give_back(self.trustee_view(pair, sent))
+                if sent
+                else NOTHING_TO_RETURN
+            )
+            out[pair.pair] = (d, t)
+        return out
+
+    async def _decide_async(self) -> dict[int, tuple[Decision, Decision]]:
+        pairs = self.active()
+        first = await asyncio.gather(*(p.agents["trustor"].player.asend(self.trustor_view(p)) for p in pairs))
+
+        async def answer(pair: PairRecord, d: Decision) -> Decision:
+            sent = d.amount.value
+            if not sent:
+                return NOTHING_TO_RETURN
+            return await pair.agents["trustee"].player.agive_back(self.trustee_view(pair, sent))
+
+        second = await asyncio.gather(*(answer(p, d) for p, d in zip(pairs, first, strict=True)))
+        return {p.pair: (d, t) for p, d, t in zip(pairs, first, second, strict=True)}
+
+    def step(self) -> None:
+        """Play one round: decisions gathered by ``astep`` (or synchronously here), then resolved."""
+        decisions = self._pending if self._pending is not None else self._decide_sync()
+        self._pending = None
+        self.resolve(decisions)
+
+    async def astep(self) -> None:
+        """Play one round, awaiting asynchronous (LLM) players; each phase's calls run concurrently."""
+        self._pending = await self._decide_async()
+        self.step()
+
+    def resolve(self, decisions: dict[int, tuple[Decision, Decision]]) -> None:
+        """Apply the rules to every active pair's decisions (invalid amounts already resolved as 0)."""
+        if not self.running:
+            raise RuntimeError("the session is over")
+        for pair in self.active():
+            trustor, trustee = decisions[pair.pair]
+            sent = trustor.amount.value
+            returned = trustee.amount.value if sent else 0
+            pay_tr, pay_te = self.stakes.payoffs(sent, returned)
+            rec = ExchangeRecord(
+                self.round, sent, self.stakes.received(sent), returned, pay_tr, pay_te, trustor, trustee
+            )
+            pair.exchanges.append(rec)
+            if self.on_exchange is not None:
+                self.on_exchange(pair, rec)
+        self.round += 1
+        self.running = any(p.running for p in self.pairs)
+
+    @property
+    def is_async(self) -> bool:
+        """True when a player makes real asynchronous calls (an LLM)."""
+        return any(a.player.is_async for p in self.pairs for a in p.agents.values())
+
+    def play(self) -> list[PairRecord]:
+        """Play the whole session synchronously (scripted players only)."""
+        if self.is_async:
+            raise RuntimeError("this session has an LLM player; use `await model.aplay()`")
+        while self.running:
+            self.step()
+        return self.pairs
+
+    async def aplay(self) -> list[PairRecord]:
+        """Play the whole session, awaiting asynchronous players."""
+        while self.running:
+            await self.astep()
+        return self.pairs
+
+
+__all__ = ["ROLES", "ExchangeRecord", "PairRecord", "RoleAgent", "TrustGameModel", "stream"]

@@ -1,0 +1,77 @@
+"""Who plays each role: ``game.trustor`` / ``game.trustee`` (null = the ``agent`` group), validated by name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from games.trust_game.types import ROLES, Player, Role
+from trustsim.contract import AgentSpec, agent_spec
+from trustsim.errors import ConfigError
+from trustsim.schema import check_section
+
+GAME = "trust_game"
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    """The agent of one role: its registered spec, validated parameters and the config key to blame."""
+
+    role: Role
+    name: str
+    spec: AgentSpec
+    params: dict[str, Any]
+    key: str
+
+    @property
+    def uses_llm(self) -> bool:
+        return self.spec.uses_llm
+
+    def model(self, cfg: Mapping[str, Any]) -> str:
+        """The model behind the role: the agent's own ``model`` parameter, else the ``model`` group; or
+        ``scripted``."""
+        if not self.uses_llm:
+            return "scripted"
+        return str(self.params.get("model") or (cfg.get("model") or {}).get("name") or "unknown")
+
+    def build(self) -> Player:
+        """A fresh player."""
+        try:
+            player = self.spec.build(self.params)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(self.key, f"bad parameters for agent {self.name!r}: {exc}") from None
+        if not isinstance(player, Player):
+            raise ConfigError(self.key, f"agent {self.name!r} is not a trust-game player")
+        return player
+
+
+def _role(entry: Any, role: Role, main: AgentSpec, main_params: Mapping[str, Any]) -> RoleSpec:
+    key = f"game.{role}"
+    if entry is None:
+        return RoleSpec(role, main.name, main, dict(main_params), "agent")
+    if isinstance(entry, str):
+        name, given = entry, {}
+    elif isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
+        name, given = entry["name"], {k: v for k, v in entry.items() if k != "name"}
+    else:
+        raise ConfigError(key, f"expected null, an agent name or a mapping with 'name', got {entry!r}")
+    spec = agent_spec(GAME, name, key)
+    return RoleSpec(role, name, spec, check_section(given, spec.params, key), key)
+
+
+def role_specs(
+    game: Mapping[str, Any], main: AgentSpec, main_params: Mapping[str, Any]
+) -> dict[Role, RoleSpec]:
+    """Both roles' agents from the ``game`` group's ``trustor``/``trustee`` entries (or the main agent)."""
+    return {role: _role(game.get(role), role, main, main_params) for role in ROLES}
+
+
+def main_agent(cfg: Mapping[str, Any]) -> tuple[AgentSpec, dict[str, Any]]:
+    """The ``agent`` group's spec and validated parameters (for checks that run before the job context)."""
+    agent = dict(cfg.get("agent") or {})
+    name = agent.pop("name", None)
+    if not isinstance(name, str):
+        raise ConfigError("agent.name", "missing")
+    spec = agent_spec(GAME, name)
+    return spec, check_section(agent, spec.params, "agent")

@@ -1,0 +1,138 @@
+"""Rows of the trust-game tables (exchanges.csv, predictions.csv) from a finished session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from games.trust_game.rules import Stakes, return_ratio
+from games.trust_game.types import Decision, Role
+
+if TYPE_CHECKING:
+    from games.trust_game.model import PairRecord
+
+EXCHANGE_COLUMNS = [
+    "run_id", "session", "pair", "round", "rounds", "trustor", "trustor_model", "trustee", "trustee_model",
+    "endowment", "trustee_endowment", "multiplier", "horizon", "history", "sent", "received", "returned",
+    "return_ratio", "trustor_payoff", "trustee_payoff", "valid", "sent_valid", "sent_invalid_reason", "sent_raw",
+    "trustee_asked", "returned_valid", "returned_invalid_reason", "returned_raw", "expected_return",
+    "expected_return_error", "p_return_at_least_sent", "p_next_send_at_least",
+]  # fmt: skip
+PREDICTION_COLUMNS = [
+    "run_id", "game_type", "cluster", "model", "agent", "memory", "schedule", "subject", "subject_kind",
+    "game", "round", "p", "outcome", "p_exact", "source", "item",
+]  # fmt: skip
+"""The shared predictions schema (docs/run_directory.md)."""
+
+
+@dataclass(frozen=True)
+class SessionMeta:
+    """Identifiers and settings repeated on every row of a session."""
+
+    run_id: str
+    session: int
+    stakes: Stakes
+    horizon: str
+    history: str
+    agents: dict[Role, str]  # role → agent name (config name)
+    models: dict[Role, str]  # role → model (``scripted`` for scripted agents)
+    states_confidence: dict[Role, bool]
+
+
+def cluster_id(session: int, pair: int) -> str:
+    """The pair's id across the run (the bootstrap cluster): ``s<session>p<pair>``, pair 1-based."""
+    return f"s{session}p{pair + 1:03d}"
+
+
+def _raw(d: Decision) -> str | None:
+    return d.amount.raw if d.raw else None  # the amount as the model gave it; scripted players: empty
+
+
+def exchange_rows(pairs: list[PairRecord], meta: SessionMeta) -> list[dict[str, Any]]:
+    """One row per exchange, in (pair, round) order."""
+    st = meta.stakes
+    rows = []
+    for pair in pairs:
+        for x in pair.exchanges:
+            tr, te = x.trustor, x.trustee
+            rows.append(
+                {
+                    "run_id": meta.run_id,
+                    "session": meta.session,
+                    "pair": pair.pair + 1,
+                    "round": x.round,
+                    "rounds": pair.length,
+                    "trustor": meta.agents["trustor"],
+                    "trustor_model": meta.models["trustor"],
+                    "trustee": meta.agents["trustee"],
+                    "trustee_model": meta.models["trustee"],
+                    "endowment": st.endowment,
+                    "trustee_endowment": st.trustee_endowment,
+                    "multiplier": st.multiplier,
+                    "horizon": meta.horizon,
+                    "history": meta.history,
+                    "sent": x.sent,
+                    "received": x.received,
+                    "returned": x.returned,
+                    "return_ratio": return_ratio(x.sent, x.returned, st.multiplier),
+                    "trustor_payoff": x.trustor_payoff,
+                    "trustee_payoff": x.trustee_payoff,
+                    "valid": tr.amount.valid and te.amount.valid,
+                    "sent_valid": tr.amount.valid,
+                    "sent_invalid_reason": tr.amount.reason,
+                    "sent_raw": _raw(tr),
+                    "trustee_asked": te.asked,
+                    "returned_valid": te.amount.valid,
+                    "returned_invalid_reason": te.amount.reason,
+                    "returned_raw": _raw(te) if te.asked else None,
+                    "expected_return": tr.expected,
+                    "expected_return_error": abs(tr.expected - x.returned)
+                    if tr.expected is not None and x.sent > 0
+                    else None,
+                    "p_return_at_least_sent": tr.p,
+                    "p_next_send_at_least": te.p,
+                }
+            )
+    return rows
+
+
+def prediction_rows(pairs: list[PairRecord], meta: SessionMeta) -> list[dict[str, Any]]:
+    """Calibration pairs in the shared schema (``p`` empty when stated invalid or missing).
+
+    - the trustor's P(r ≥ s), for every exchange with s > 0 (outcome: 1 if r ≥ s);
+    - the trustee's P(the trustor sends at least as much next round), for every exchange it answered that has
+      a next round in the pair (outcome: 1 if the next s ≥ this s).
+    """
+    rows = []
+
+    def row(pair: PairRecord, rnd: int, role: Role, p: float | None, outcome: bool, item: str) -> None:
+        other: Role = "trustee" if role == "trustor" else "trustor"
+        rows.append(
+            {
+                "run_id": meta.run_id,
+                "game_type": "trust_game",
+                "cluster": cluster_id(meta.session, pair.pair),
+                "model": meta.models[role],
+                "agent": meta.agents[role],
+                "memory": None,
+                "schedule": None,
+                "subject": meta.agents[other] if meta.models[other] == "scripted" else meta.models[other],
+                "subject_kind": other,
+                "game": pair.pair + 1,
+                "round": rnd,
+                "p": p,
+                "outcome": int(outcome),
+                "p_exact": None,
+                "source": "native",
+                "item": item,
+            }
+        )
+
+    for pair in pairs:
+        xs = pair.exchanges
+        for i, x in enumerate(xs):
+            if meta.states_confidence["trustor"] and x.sent > 0:
+                row(pair, x.round, "trustor", x.trustor.p, x.returned >= x.sent, "return_at_least_sent")
+            if meta.states_confidence["trustee"] and x.trustee.asked and i + 1 < len(xs):
+                row(pair, x.round, "trustee", x.trustee.p, xs[i + 1].sent >= x.sent, "next_send_at_least")
+    return rows
