@@ -26,9 +26,11 @@ def add_common_options(
     resamples: int,
     dirs_help: str = "run or sweep directories",
     level: bool = True,
+    dirs_optional: bool = False,
 ) -> None:
-    """DIR..., --out, --resamples, --seed, [--level], --include-incomplete."""
-    parser.add_argument("dirs", nargs="+", metavar="DIR", help=dirs_help)
+    """DIR..., --out, --resamples, --seed, [--level], --include-incomplete (DIR... may be empty when
+    ``dirs_optional``: the subcommand then has another input, e.g. ``--reference``)."""
+    parser.add_argument("dirs", nargs="*" if dirs_optional else "+", metavar="DIR", help=dirs_help)
     parser.add_argument(
         "--out", required=True, type=Path, metavar="REPORT_DIR", help="where tables, figures and report.md go"
     )

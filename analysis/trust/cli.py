@@ -21,7 +21,15 @@ def add_parser(subparsers: Any) -> None:
             "reference study's logs (detected by experiment_settings.json + game_*.json)."
         ),
     )
-    add_common_options(p, resamples=5000, dirs_help="run, sweep or reference-log directory")
+    add_common_options(
+        p, resamples=5000, dirs_help="run, sweep or reference-log directory", dirs_optional=True
+    )
+    p.add_argument(
+        "--reference",
+        action="store_true",
+        help="also analyse the reference study's logs shipped with trustsim (escape-room-v2, MIT licence; "
+        "unpacked once into the user cache)",
+    )
     p.add_argument(
         "--anchor",
         choices=("auto", "data", "published", "none"),
@@ -44,6 +52,18 @@ def run(args: argparse.Namespace) -> int:
             print(msg, file=sys.stderr, flush=True)
 
     t0 = time.perf_counter()
+    if args.reference:
+        from analysis.reference_data import ReferenceDataError, reference_dir
+
+        try:
+            args.dirs = [*args.dirs, reference_dir()]
+        except ReferenceDataError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        say(f"reference logs: {args.dirs[-1]}")
+    if not args.dirs:
+        print("error: give run, sweep or reference-log directories (DIR...) or --reference", file=sys.stderr)
+        return 2
     say(f"loading {len(args.dirs)} path(s) ...")
     try:
         result = analyse(
