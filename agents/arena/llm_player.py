@@ -1,13 +1,19 @@
-"""The LLM arena player: one stateless chat call per round (the prompt carries the history)."""
+"""The LLM arena player: one stateless chat call per round (the prompt carries the history).
+
+It asks through the decision kit (``trustsim.llm.decision``): how the answer is decoded (JSON schema,
+JSON mode or unconstrained) is the model config's ``structured_output`` / ``strict_schema``, the same
+in every game.
+"""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
 from agents.arena.base import ArenaPlayer
-from agents.arena.parse import ANSWER_SCHEMA, parse_answer
+from agents.arena.parse import ANSWER_SCHEMA, ParsedAnswer, read_answer, unusable
 from agents.arena.prompt import messages
 from games.arena.types import Decision, View
+from trustsim.llm.decision import DecisionKit
 
 
 class LLMPlayer(ArenaPlayer):
@@ -18,10 +24,9 @@ class LLMPlayer(ArenaPlayer):
     caught here: the LLM layer retries them and a persistent failure stops the run (resumable).
 
     Args:
-        model: model name sent in the request (None: the job's configured model).
+        model: model sent in the request (None: the job's configured model; a litellm id plays another
+            model through the job's client, with the job's model settings).
         history_window: rounds listed verbatim in the prompt (older ones are summarised).
-        structured_output: ``schema`` (JSON-schema response_format), ``json_object`` or ``none``;
-            None follows the model config's ``structured_output`` and falls back to ``schema``.
     """
 
     name = "llm"
@@ -33,30 +38,33 @@ class LLMPlayer(ArenaPlayer):
     }
     is_async = True
 
-    def __init__(
-        self, model: str | None = None, history_window: int = 20, structured_output: str | None = None
-    ) -> None:
+    def __init__(self, model: str | None = None, history_window: int = 20) -> None:
         super().__init__()
         if history_window < 1:
             raise ValueError(f"llm player: history_window must be >= 1, got {history_window}")
-        if structured_output not in (None, "schema", "json_object", "none"):
-            raise ValueError(
-                f"llm player: structured_output must be schema, json_object or none, got {structured_output!r}"
-            )
         self.model = model
         self.history_window = history_window
-        self.structured_output = structured_output
-        self.client: Any = None
-        self.sample = 0
+        self.kit: DecisionKit | None = None
 
-    def bind(self, client: Any, model: str, sample: int = 0, structured_output: str | None = None) -> None:
-        """Attach the LLM client (``await client.complete(ChatRequest)``), the model and the replicate index."""
-        self.client = client
-        self.model = self.model or model
-        self.sample = sample
-        if self.structured_output is None:  # follow the model config when it says, else JSON schema
-            known = ("schema", "json_object", "none")
-            self.structured_output = structured_output if structured_output in known else "schema"
+    def bind(
+        self, client: Any, model: str | None = None, sample: int = 0, *_legacy: Any, model_config: Any = None
+    ) -> None:
+        """Attach the LLM client and the sample index of this seat's requests.
+
+        Args:
+            client: the job's client (``await client.complete(ChatRequest)``).
+            model: the job's model name (used when the player names no model of its own).
+            sample: the sample index (from the seed tree; part of the request-store key).
+            *_legacy: ignored (an older caller passed the structured-output mode; the model config decides).
+            model_config: the model config deciding the decoding; None takes ``client.model``.
+        """
+        self.kit = DecisionKit(client, model_config, sample=sample)
+        self.model = self.model or model or self.kit.model.name
+        self.kit.request_model = self.model
+
+    @property
+    def sample(self) -> int:
+        return self.kit.sample if self.kit is not None else 0
 
     @property
     def model_name(self) -> str:
@@ -66,44 +74,28 @@ class LLMPlayer(ArenaPlayer):
     def label(self) -> str:
         return self.model_name
 
-    def params(self) -> dict[str, Any]:
-        """Generation params of a decision request."""
-        if self.structured_output == "schema":
-            fmt = {
-                "type": "json_schema",
-                "json_schema": {"name": "arena_move", "schema": ANSWER_SCHEMA, "strict": True},
-            }
-            return {"response_format": fmt}
-        if self.structured_output == "json_object":
-            return {"response_format": {"type": "json_object"}}
-        return {}
-
     def decide(self, view: View) -> Decision:
         raise RuntimeError("the LLM player is asynchronous; use adecide")
 
     async def adecide(self, view: View) -> Decision:
-        if self.client is None or not self.model:
+        if self.kit is None:
             raise RuntimeError("LLM player used before bind(client, model)")
-        from trustsim.llm.types import ChatRequest
-
-        req = ChatRequest(
-            model=self.model,
-            messages=messages(view, self.history_window),
-            params=self.params(),
-            sample=self.sample,
+        answer = await self.kit.decide(
+            messages(view, self.history_window), read_answer, schema=ANSWER_SCHEMA, name="arena_move"
         )
-        resp = await self.client.complete(req)
-        parsed = parse_answer(resp.text)
+        parsed = (
+            answer.value if isinstance(answer.value, ParsedAnswer) else unusable(answer.invalid_reason or "")
+        )
         return Decision(
-            move=parsed.move,
+            move=parsed.move if answer.valid else None,
             p_cooperate=parsed.p,
             reasoning=parsed.reasoning,
-            raw=resp.text,
-            valid=parsed.move is not None,
-            invalid_reason=parsed.move_error,
+            raw=answer.raw,
+            valid=answer.valid,
+            invalid_reason=answer.invalid_reason,
             p_invalid_reason=parsed.p_error,
-            latency_s=resp.latency_s,
-            prompt_tokens=resp.prompt_tokens,
-            completion_tokens=resp.completion_tokens,
-            cached=resp.cached,
+            latency_s=answer.latency_s,
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+            cached=answer.cached,
         )

@@ -1,14 +1,17 @@
-"""Parse an LLM player's answer: strict JSON with ``move``, ``p_opponent_cooperates`` and ``reasoning``."""
+"""Read an LLM player's answer: JSON with ``move``, ``p_opponent_cooperates`` and ``reasoning``.
+
+The decision kit (``trustsim.llm.decision``) finds the JSON object in the model's text; :func:`read_answer`
+maps it to the move and the stated probability. :func:`parse_answer` does both for a text.
+"""
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from games.arena.rules import COOPERATE, DEFECT, Move
+from trustsim.llm.decision import InvalidAnswer, extract_json
 
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -20,10 +23,9 @@ ANSWER_SCHEMA: dict[str, Any] = {
     "required": ["reasoning", "move", "p_opponent_cooperates"],
     "additionalProperties": False,
 }
-"""The JSON schema sent as ``response_format`` (reasoning first, so the model thinks before it commits)."""
+"""The answer's JSON schema (reasoning first, so the model thinks before it commits)."""
 
 _MOVES = {"c": COOPERATE, "cooperate": COOPERATE, "d": DEFECT, "defect": DEFECT}
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,38 +37,6 @@ class ParsedAnswer:
     reasoning: str
     move_error: str | None
     p_error: str | None
-
-
-def _first_object(text: str) -> dict[str, Any] | None:
-    candidates = [text.strip(), *(m.strip() for m in _FENCE.findall(text))]
-    start = text.find("{")
-    if start >= 0:
-        depth = 0
-        in_str = False
-        escape = False
-        for i, ch in enumerate(text[start:], start):
-            if in_str:
-                escape = not escape and ch == "\\"
-                if ch == '"' and not escape:
-                    in_str = False
-                continue
-            if ch == '"':
-                in_str = True
-            elif ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    candidates.append(text[start : i + 1])
-                    break
-    for c in candidates:
-        try:
-            obj = json.loads(c)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict):
-            return obj
-    return None
 
 
 def parse_probability(value: Any) -> tuple[float | None, str | None]:
@@ -90,15 +60,37 @@ def parse_probability(value: Any) -> tuple[float | None, str | None]:
     return float(value), None
 
 
-def parse_answer(text: str) -> ParsedAnswer:
-    """Parse an answer; never raises (a malformed answer is behaviour, recorded as invalid)."""
-    obj = _first_object(text or "")
-    if obj is None:
-        return ParsedAnswer(None, None, "", "unparseable", "unparseable")
+def read_answer(obj: dict[str, Any]) -> ParsedAnswer:
+    """The move and probability in an answer object; a bad probability alone leaves the move valid.
+
+    Raises:
+        InvalidAnswer: ``missing_move`` or ``bad_move``; its value is the :class:`ParsedAnswer` (the
+            probability may still be usable).
+    """
     reasoning = obj.get("reasoning")
     reasoning = reasoning if isinstance(reasoning, str) else ""
     raw_move = obj.get("move")
     move = _MOVES.get(raw_move.strip().lower()) if isinstance(raw_move, str) else None
-    move_error = None if move is not None else ("missing_move" if raw_move is None else "bad_move")
     p, p_error = parse_probability(obj.get("p_opponent_cooperates"))
-    return ParsedAnswer(move, p, reasoning, move_error, p_error)
+    if move is None:
+        reason = "missing_move" if raw_move is None else "bad_move"
+        raise InvalidAnswer(reason, ParsedAnswer(None, p, reasoning, reason, p_error))
+    return ParsedAnswer(move, p, reasoning, None, p_error)
+
+
+def unusable(reason: str) -> ParsedAnswer:
+    """The parse of an answer with no JSON object at all (``empty``, ``unparseable``)."""
+    return ParsedAnswer(None, None, "", reason, reason)
+
+
+def parse_answer(text: str) -> ParsedAnswer:
+    """Parse a text as the kit does; never raises (a malformed answer is behaviour, recorded as invalid)."""
+    if not text or not text.strip():
+        return unusable("empty")
+    obj = extract_json(text, tuple(ANSWER_SCHEMA["required"]))
+    if obj is None:
+        return unusable("unparseable")
+    try:
+        return read_answer(obj)
+    except InvalidAnswer as bad:
+        return bad.value

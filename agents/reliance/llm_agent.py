@@ -1,11 +1,17 @@
-"""The LLM agent: one conversation per scenario; answers JSON ``{"action", "confidence", "reasoning"}``."""
+"""The LLM agent: one conversation per scenario; answers JSON ``{"action", "confidence", "reasoning"}``.
+
+It asks through the decision kit (``trustsim.llm.decision``): how the answer is decoded (JSON schema,
+JSON mode or unconstrained) is the model config's ``structured_output`` / ``strict_schema``, the same
+in every game.
+"""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
 from agents.reliance.base import Choice, DecisionView, ReliancePolicy
-from agents.reliance.parse import parse_answer
+from agents.reliance.parse import Parsed, answer_schema, read_answer
+from trustsim.llm.decision import DecisionKit
 
 SYSTEM_PROMPT = (
     "You make reliance decisions in a short multi-stage task. Each stage you choose exactly one of the "
@@ -17,39 +23,12 @@ SYSTEM_PROMPT = (
 )
 
 
-def response_format(actions: tuple[str, ...], mode: str, max_chars: int) -> dict[str, Any] | None:
-    """The ``response_format`` request parameter for the model's structured-output mode."""
-    if mode == "none":
-        return None
-    if mode == "json_object":
-        return {"type": "json_object"}
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": "reliance_decision",
-            "strict": True,
-            "schema": {
-                "type": "object",
-                "properties": {
-                    "action": {"type": "string", "enum": list(actions)},
-                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                    "reasoning": {"type": "string", "maxLength": max_chars},
-                },
-                "required": ["action", "confidence", "reasoning"],
-                "additionalProperties": False,
-            },
-        },
-    }
-
-
 class LLMAgent(ReliancePolicy):
     """Asks the job's LLM client; the conversation grows with the visible history of the scenario.
 
     Args:
-        structured_output: ``schema`` (JSON-schema response_format), ``json_object`` or ``none``;
-            ``None`` takes ``cfg.model.structured_output`` (default ``schema``).
-        reasoning_max_chars: Cap of the reasoning field in the schema; ``None`` takes
-            ``cfg.model.reasoning_max_chars`` (default 400).
+        reasoning_max_chars: Cap of the reasoning field in the schema; ``None`` takes the model config's
+            ``reasoning_max_chars``.
         params: Extra generation parameters for every decision request (e.g. ``mock_response`` in tests).
         **unused: Keys of the shared ``conf/agent/llm.yaml`` that other games use; ignored here.
     """
@@ -59,66 +38,69 @@ class LLMAgent(ReliancePolicy):
     is_async: ClassVar[bool] = True
 
     def __init__(
-        self,
-        structured_output: str | None = None,
-        reasoning_max_chars: int | None = None,
-        params: dict[str, Any] | None = None,
-        **unused: Any,
+        self, reasoning_max_chars: int | None = None, params: dict[str, Any] | None = None, **unused: Any
     ) -> None:
         super().__init__()
-        if structured_output not in (None, "schema", "json_object", "none"):
-            raise ValueError(
-                f"structured_output must be schema, json_object or none, not {structured_output!r}"
-            )
-        self.structured_output = structured_output
+        if reasoning_max_chars is not None and reasoning_max_chars < 1:
+            raise ValueError(f"reasoning_max_chars must be >= 1, got {reasoning_max_chars}")
         self.reasoning_max_chars = reasoning_max_chars
         self.params = dict(params or {})
         self.unused = unused
         self.messages: list[dict[str, str]] = []
-        self.sample = 0
+        self.kit: DecisionKit | None = None
+        self._kit_for: tuple[int, int] | None = None
 
     @property
     def model_name(self) -> str:
+        if self.kit is not None:
+            return self.kit.model.name
         model = getattr(self.services, "model", None) or {}
         return str(model.get("name", "unknown"))
+
+    @property
+    def sample(self) -> int:
+        """The sample index of this conversation's requests."""
+        return self.kit.sample if self.kit is not None else 0
 
     def start_item(self, rng: Any, services: Any = None) -> None:
         super().start_item(rng, services)
         self.messages = [{"role": "system", "content": SYSTEM_PROMPT}]
-        self.sample = int(getattr(services, "sample", 0) or 0)
+        sample = int(getattr(services, "sample", 0) or 0)
+        llm = getattr(services, "llm", None)
+        if llm is None:
+            self.kit = self._kit_for = None
+            return
+        # One kit per (client, model config): the model config is validated once, not per scenario.
+        key = (id(llm), id(getattr(services, "model", None)))
+        if self.kit is None or self._kit_for != key:
+            self.kit = DecisionKit(llm, getattr(services, "model", None), params=self.params)
+            self._kit_for = key
+        self.kit = self.kit.with_sample(sample)
 
     def decide(self, view: DecisionView) -> Choice:  # pragma: no cover - the engine awaits adecide
         raise RuntimeError("the LLM agent is asynchronous; call adecide")
 
     async def adecide(self, view: DecisionView) -> Choice:
-        from trustsim.llm import ChatRequest
-
-        llm = getattr(self.services, "llm", None)
-        if llm is None:
-            raise RuntimeError("the LLM agent needs the job's LLM client (services.llm)")
-        model = getattr(self.services, "model", None) or {}
-        mode = self.structured_output or str(model.get("structured_output", "schema") or "schema")
+        if self.kit is None:
+            raise RuntimeError("the LLM agent needs the job's LLM client (start_item with services.llm)")
         self.messages.append({"role": "user", "content": view.prompt})
-        params = dict(self.params)
-        cap = self.reasoning_max_chars or int(model.get("reasoning_max_chars", 400) or 400)
-        fmt = response_format(view.actions, mode, cap)
-        if fmt is not None:
-            params["response_format"] = fmt
-        req = ChatRequest(
-            model=self.model_name, messages=list(self.messages), params=params, sample=self.sample
+        cap = self.reasoning_max_chars or self.kit.reasoning_max_chars
+        answer = await self.kit.decide(
+            self.messages,
+            lambda obj: read_answer(obj, view.actions),
+            schema=answer_schema(view.actions, cap),
+            name="reliance_decision",
         )
-        resp = await llm.complete(req)
-        text = resp.text or ""
-        self.messages.append({"role": "assistant", "content": text})
-        parsed = parse_answer(text, view.actions)
+        self.messages.append({"role": "assistant", "content": answer.raw})
+        parsed = answer.value if isinstance(answer.value, Parsed) else Parsed(None, None, "")
         return Choice(
-            parsed.action,
+            parsed.action if answer.valid else None,
             parsed.confidence,
             parsed.reasoning,
-            raw=text,
-            invalid_reason=parsed.invalid_reason,
-            latency_s=resp.latency_s,
-            prompt_tokens=resp.prompt_tokens,
-            completion_tokens=resp.completion_tokens,
-            cached=resp.cached,
+            raw=answer.raw,
+            invalid_reason=answer.invalid_reason or "",
+            latency_s=answer.latency_s,
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+            cached=answer.cached,
         )

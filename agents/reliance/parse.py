@@ -1,17 +1,18 @@
-"""Parse a model's JSON answer ``{"action", "confidence", "reasoning"}`` against the admissible actions."""
+"""Read a model's answer ``{"action", "confidence", "reasoning"}`` against the admissible actions.
+
+The decision kit (``trustsim.llm.decision``) finds the JSON object in the model's text; :func:`read_answer`
+maps it to the reliance decision. :func:`parse_answer` does both for a text (tests, offline checks).
+"""
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
-# A truncated JSON answer (the token budget ran out inside "reasoning") still names its action.
-_FIELD = re.compile(r'"(action|confidence)"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9.]+)')
+from trustsim.llm.decision import InvalidAnswer, extract_json
 
 
 @dataclass(frozen=True)
@@ -24,25 +25,21 @@ class Parsed:
     invalid_reason: str = ""
 
 
-def _load(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        match = _OBJECT.search(text)
-        if match is not None:
-            try:
-                return json.loads(match.group(0))
-            except json.JSONDecodeError:
-                pass
-        if not text.lstrip().startswith("{"):
-            return None
-        fields: dict[str, Any] = {}
-        for key, value in _FIELD.findall(text):
-            try:
-                fields.setdefault(key, json.loads(value))
-            except json.JSONDecodeError:
-                continue
-        return fields or None
+def answer_schema(actions: Sequence[str], max_chars: int) -> dict[str, Any]:
+    """The answer's JSON schema (the action enum = this stage's admissible actions)."""
+    return {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": list(actions)},
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "reasoning": {"type": "string", "maxLength": max_chars},
+        },
+        "required": ["action", "confidence", "reasoning"],
+        "additionalProperties": False,
+    }
+
+
+ANSWER_KEYS = ("action", "confidence", "reasoning")
 
 
 def _confidence(value: Any) -> float | None:
@@ -63,28 +60,44 @@ def _confidence(value: Any) -> float | None:
     return value if 0.0 <= value <= 1.0 else None
 
 
-def parse_answer(text: str, actions: Sequence[str]) -> Parsed:
-    """Parse ``text``; empty, unparseable, ambiguous or illegal answers give ``action=None``.
+def read_answer(obj: dict[str, Any], actions: Sequence[str]) -> Parsed:
+    """The decision in an answer object.
 
     The action must equal an admissible name (case and surrounding whitespace ignored). An answer naming
     two or more admissible actions is ambiguous; any other name is illegal.
+
+    Raises:
+        InvalidAnswer: ``empty_action``, ``ambiguous``, ``unparseable`` or ``illegal_action``; its value is
+            the :class:`Parsed` answer with the confidence and reasoning that could be read.
     """
-    if not text or not text.strip():
-        return Parsed(None, None, "", "empty")
-    obj = _load(text.strip())
-    if not isinstance(obj, dict):
-        return Parsed(None, None, "", "unparseable")
     reasoning = obj.get("reasoning")
     reasoning = reasoning if isinstance(reasoning, str) else ""
     conf = _confidence(obj.get("confidence"))
     raw = obj.get("action")
+
+    def invalid(reason: str) -> InvalidAnswer:
+        return InvalidAnswer(reason, Parsed(None, conf, reasoning, reason))
+
     if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return Parsed(None, conf, reasoning, "empty_action")
+        raise invalid("empty_action")
     if not isinstance(raw, str):
-        return Parsed(None, conf, reasoning, "ambiguous" if isinstance(raw, list) else "unparseable")
+        raise invalid("ambiguous" if isinstance(raw, list) else "unparseable")
     wanted = raw.strip().strip("'\"`").lower()
     by_lower = {a.lower(): a for a in actions}
     if wanted in by_lower:
         return Parsed(by_lower[wanted], conf, reasoning)
     named = [a for a in actions if re.search(rf"(?<![\w]){re.escape(a.lower())}(?![\w])", wanted)]
-    return Parsed(None, conf, reasoning, "ambiguous" if len(named) >= 2 else "illegal_action")
+    raise invalid("ambiguous" if len(named) >= 2 else "illegal_action")
+
+
+def parse_answer(text: str, actions: Sequence[str]) -> Parsed:
+    """Parse a text as the kit does; empty, unparseable, ambiguous or illegal answers give ``action=None``."""
+    if not text or not text.strip():
+        return Parsed(None, None, "", "empty")
+    obj = extract_json(text, ANSWER_KEYS)
+    if obj is None:
+        return Parsed(None, None, "", "unparseable")
+    try:
+        return read_answer(obj, actions)
+    except InvalidAnswer as bad:
+        return bad.value

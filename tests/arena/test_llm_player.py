@@ -13,15 +13,19 @@ from agents.arena.prompt import user_message
 from agents.arena.scripted import Defector, TitForTat
 from games.arena.model import ArenaModel
 from games.arena.rules import Horizon, Payoffs
+from trustsim.llm import parse_model_config
 from trustsim.llm.types import ChatResponse
+
+MODEL = {"name": "fake-model", "litellm_model": "openai/fake-model", "structured_output": "schema"}
 
 
 class FakeClient:
-    """Returns scripted answers in order and remembers the requests."""
+    """Returns scripted answers in order and remembers the requests; ``model`` is its model config."""
 
-    def __init__(self, answers: list[str]) -> None:
+    def __init__(self, answers: list[str], **model: object) -> None:
         self.answers = list(answers)
         self.requests: list = []
+        self.model = parse_model_config({**MODEL, **model})
 
     async def complete(self, req):  # type: ignore[no-untyped-def]
         self.requests.append(req)
@@ -44,6 +48,9 @@ def answer(move: str, p: object, why: str = "because") -> str:
         (answer("C", "high"), "C", None, None, "not_a_number"),
         (json.dumps({"move": "C"}), "C", None, None, "missing"),
         ("I cooperate.", None, None, "unparseable", "unparseable"),
+        ("", None, None, "empty", "empty"),
+        ('{"reasoning": "cut", "move": "D", "p_opponent_cooperates": 0.3, "x": "abc', "D", 0.3, None, None),
+        ('Example {"a": 1}; mine: ' + answer("C", 0.6), "C", 0.6, None, None),
         (answer("C", True), "C", None, None, "not_a_number"),
     ],
 )
@@ -107,12 +114,32 @@ def test_sync_play_refused_and_unbound_player() -> None:
         asyncio.run(LLMPlayer().adecide(None))  # type: ignore[arg-type]
 
 
-def test_structured_output_modes() -> None:
-    p = LLMPlayer(structured_output="json_object")
-    p.bind(FakeClient([]), "m")
-    assert p.params() == {"response_format": {"type": "json_object"}}
-    q = LLMPlayer()
-    q.bind(FakeClient([]), "m", structured_output="none")
-    assert q.params() == {}  # the model config said no structured output
-    with pytest.raises(ValueError, match="structured_output"):
-        LLMPlayer(structured_output="xml")
+@pytest.mark.parametrize(
+    ("over", "expected"),
+    [
+        ({"structured_output": "json_object"}, {"type": "json_object"}),
+        ({"structured_output": "none"}, None),
+        ({"structured_output": "schema", "strict_schema": False}, False),
+    ],
+)
+def test_decoding_follows_the_model_config(over: dict, expected: object) -> None:
+    client = FakeClient(["Sure: " + answer("D", 0.2)], **over)
+    rec = asyncio.run(_match(client, 1).aplay())
+    assert rec.rounds[0].decisions["A"].move == "D"
+    fmt = client.requests[0].params.get("response_format")
+    if expected is False:
+        assert fmt["json_schema"]["strict"] is False and fmt["json_schema"]["name"] == "arena_move"
+    else:
+        assert fmt == expected
+
+
+def test_player_model_and_no_language_model() -> None:
+    client = FakeClient([answer("C", 0.5)])
+    p = LLMPlayer(model="openai/other-model")
+    p.bind(client, "fake-model", sample=9)
+    assert p.model_name == "openai/other-model" and p.sample == 9
+    assert p.kit is not None and p.kit.request([], schema=ANSWER_SCHEMA).model == "openai/other-model"
+    from trustsim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="language model"):
+        LLMPlayer().bind(object(), "x", model_config={"name": "scripted"})

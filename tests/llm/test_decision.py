@@ -265,3 +265,54 @@ def test_reference_models_decode_unconstrained(name: str) -> None:
     assert (cfg.structured_output, cfg.strict_schema) == ("none", True)
     kit = DecisionKit(Scripted(), cfg)
     assert "response_format" not in kit.request([{"role": "user", "content": "x"}], schema=SCHEMA).params
+
+
+def _decoding(req: ChatRequest) -> tuple[str, bool | None] | None:
+    fmt = req.params.get("response_format")
+    if fmt is None:
+        return None
+    return fmt["type"], fmt.get("json_schema", {}).get("strict")
+
+
+def _game_requests(cfg: dict[str, Any]) -> dict[str, ChatRequest]:
+    """One decision request of each game's LLM agent under this model config."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from agents.arena.llm_player import LLMPlayer
+    from agents.arena.scripted import TitForTat
+    from agents.reliance.llm_agent import LLMAgent as RelianceAgent
+    from games.arena.model import ArenaModel
+    from games.arena.rules import Horizon, Payoffs
+
+    out: dict[str, ChatRequest] = {}
+    reliance = Scripted('{"action": "a", "confidence": 0.5, "reasoning": "r"}')
+    agent = RelianceAgent()
+    agent.start_item(np.random.default_rng(0), SimpleNamespace(llm=reliance, model=cfg, sample=1))
+    run(agent.adecide(SimpleNamespace(prompt="choose", actions=("a", "b"))))
+    out["reliance"] = reliance.requests[0]
+    arena = Scripted('{"reasoning": "r", "move": "C", "p_opponent_cooperates": 0.5}')
+    player = LLMPlayer()
+    player.bind(arena, sample=1, model_config=cfg)
+    model = ArenaModel(
+        seed=0, players=(player, TitForTat()), payoffs=Payoffs(), horizon=Horizon("announced", 1)
+    )
+    run(model.aplay())
+    out["arena"] = arena.requests[0]
+    return out
+
+
+LLM_CONFIGS = [p for p in sorted(CONF.glob("*.yaml")) if "litellm_model" in p.read_text()]
+
+
+def test_every_language_model_config_is_checked() -> None:
+    assert {p.stem for p in LLM_CONFIGS} >= {*REFERENCE, "smollm2", "vllm", "ollama", "openai_compatible"}
+
+
+@pytest.mark.parametrize("path", LLM_CONFIGS, ids=lambda p: p.stem)
+def test_one_model_decodes_the_same_way_in_every_game(path: Path) -> None:
+    cfg = yaml.safe_load(path.read_text())
+    expected = _decoding(DecisionKit(Scripted(), cfg).request([], schema=SCHEMA))
+    requests = _game_requests(cfg)
+    assert {game: _decoding(req) for game, req in requests.items()} == dict.fromkeys(requests, expected)

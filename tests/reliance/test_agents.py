@@ -16,6 +16,12 @@ from trustsim.llm.types import ChatResponse
 from trustsim.seeding import Seeder
 
 ACTIONS = ("delegate_P", "delegate_P_audited", "backup")
+MODEL = {
+    "name": "fake",
+    "litellm_model": "openai/fake",
+    "structured_output": "schema",
+    "reasoning_max_chars": 90,
+}
 
 
 @pytest.mark.parametrize(
@@ -54,7 +60,7 @@ class FakeClient:
         return ChatResponse(text, 10, 5, 0.01, False, 0.0)
 
 
-def _play(lib, sid, client, show_posterior=False):
+def _play(lib, sid, client, show_posterior=False, model=MODEL):
     scn = lib.scenario(sid)
     model = RelianceModel(
         seed=1,
@@ -64,7 +70,7 @@ def _play(lib, sid, client, show_posterior=False):
         policy=LLMAgent(),
         feedback=Seeder("t"),
         show_posterior=show_posterior,
-        services=Services(llm=client, model={"name": "fake", "structured_output": "schema"}),
+        services=Services(llm=client, model=model, sample=7),
         base_row={
             "run_id": "r",
             "session": 0,
@@ -91,6 +97,45 @@ def test_llm_conversation_grows_and_uses_the_json_schema(lib):
     assert len(second.messages) == 4 and second.messages[2]["role"] == "assistant"
     assert "Stage 1 result" in second.messages[3]["content"]
     assert "Exact posterior" not in second.messages[3]["content"]
+    fmt = first.params["response_format"]
+    assert fmt["json_schema"]["name"] == "reliance_decision" and fmt["json_schema"]["strict"] is True
+    assert fmt["json_schema"]["schema"]["properties"]["reasoning"]["maxLength"] == 90
+    assert first.sample == second.sample == 7
+
+
+@pytest.mark.parametrize(
+    ("over", "expected"),
+    [
+        ({"structured_output": "json_object"}, {"type": "json_object"}),
+        ({"structured_output": "none"}, None),
+        ({"structured_output": "schema", "strict_schema": False}, False),
+    ],
+)
+def test_decoding_follows_the_model_config(lib, over, expected):
+    client = FakeClient(lambda req: 'Here: {"action": "delegate", "confidence": 0.7, "reasoning": "x"}')
+    rows = _play(lib, "worked_example", client, model={**MODEL, **over})
+    assert rows[0]["valid"] and rows[0]["action"] == "delegate"
+    fmt = client.requests[0].params.get("response_format")
+    if expected is False:
+        assert fmt["json_schema"]["strict"] is False
+    else:
+        assert fmt == expected
+
+
+def test_no_language_model_is_a_config_error(lib):
+    from trustsim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="language model"):
+        _play(lib, "worked_example", FakeClient(lambda req: ""), model={"name": "scripted"})
+
+
+def test_empty_and_truncated_answers(lib):
+    client = FakeClient(lambda req: "")
+    rows = _play(lib, "worked_example", client)
+    assert len(rows) == 1 and rows[0]["invalid_reason"] == "empty" and rows[0]["confidence"] is None
+    cut = FakeClient(lambda req: '{"action": "delegate", "confidence": 0.6, "reasoning": "the budget ran ou')
+    rows = _play(lib, "worked_example", cut)
+    assert rows[0]["valid"] and rows[0]["action"] == "delegate" and rows[0]["confidence"] == 0.6
 
 
 def test_support_variant_adds_the_exact_posterior(lib):
