@@ -11,7 +11,13 @@ import pandas as pd
 
 from analysis.arena.figures import match_grid, tournament_payoffs
 from analysis.arena.measures import per_match
-from analysis.arena.tables import measure_table, payoff_matrix, tournament_table, varying_cells
+from analysis.arena.tables import (
+    MIN_MATCHES,
+    measure_table,
+    payoff_matrix,
+    tournament_table,
+    varying_cells,
+)
 from analysis.calibration.load import dedupe_runs
 from analysis.cli_options import add_common_options, positive_int
 from analysis.rundirs import RunDirError, discover_runs, read_tables
@@ -28,14 +34,29 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument(
         "--grid-matches", type=positive_int, default=60, help="matches shown in the grid figure (default 60)"
     )
+    p.add_argument(
+        "--min-matches",
+        type=positive_int,
+        default=MIN_MATCHES,
+        help=f"rank only entries with at least this many matches; fewer are listed as underpowered "
+        f"(default {MIN_MATCHES})",
+    )
     p.set_defaults(func=run)
     return p
 
 
 HEADER = (
-    "rank", "player", "model", "matches", "payoff/round", "cooperation", "mutual C",
+    "rank [95%]", "player", "model", "matches", "rounds/match", "payoff/round", "cooperation", "mutual C",
     "retaliation", "forgiveness", "first D", "defected",
 )  # fmt: skip
+
+
+def _rank(row: pd.Series) -> str:
+    if pd.isna(row["rank"]):
+        return "—"
+    if pd.isna(row["rank_low"]):
+        return str(row["rank"])
+    return f"{row['rank']} [{row['rank_low']}–{row['rank_high']}]"
 
 
 def _fmt(row: pd.Series, name: str, digits: int = 2) -> str:
@@ -54,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
             discover_runs(args.dirs, include_incomplete=args.include_incomplete, game="arena")
         )
         if not found.runs:
-            raise RunDirError(f"no arena run directories ({found.report() or 'no manifest.json found'})")
+            where = ", ".join(map(str, args.dirs))
+            raise RunDirError(
+                f"no arena run directories in {where} ({found.report() or 'no manifest.json found'})"
+            )
         moves = read_tables(found.runs, "moves.csv", cell_keys=False)
         if moves.empty:
             raise RunDirError("none of the arena runs has a non-empty moves.csv")
@@ -64,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    table = tournament_table(pm, args.resamples, args.seed)
+    table = tournament_table(pm, args.resamples, args.seed, args.min_matches)
     table.to_csv(out / "tournament.csv", index=False)
     cells = varying_cells(pm)
     pairs = measure_table(pm, [*cells, "player", "model", "opponent"], args.resamples, args.seed)
@@ -80,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
         f"Intervals: 95% percentile cluster bootstrap over matches ({args.resamples} resamples, seed {args.seed}).",
         "Retaliation = P(D next | own C, opponent D); forgiveness = P(C next | own D after an opponent D, "
         "opponent back to C). First defection: mean round among matches with a defection.",
+        f"Ranks by payoff per round among entries with at least {args.min_matches} matches (`--min-matches`), "
+        "with the 95% interval of the rank over resamples; entries with fewer matches are listed as "
+        "underpowered and not ranked.",
         "",
         "## Tournament table",
         "",
@@ -88,15 +115,26 @@ def run(args: argparse.Namespace) -> int:
     ]
     for _, r in table.iterrows():
         row = [str(r[c]) for c in cells] + [
-            str(r["rank"]),
+            _rank(r),
             str(r["player"]),
             str(r["model"]),
             str(r["matches"]),
+            f"{r['rounds_per_match']:g}",
         ]
         row += [_fmt(r, m) for m in ("payoff_per_round", "cooperation", "mutual_cooperation")]
         row += [_fmt(r, m) for m in ("retaliation", "forgiveness")]
         row += [_fmt(r, "first_defection", 1), _fmt(r, "defected_share")]
         lines.append("| " + " | ".join(row) + " |")
+    notes = [f"- {r['player']} ({r['model']}): {r['note']}" for _, r in table.iterrows() if r["note"]]
+    if notes:
+        lines += ["", "Notes:", "", *notes]
+    if table["rounds_per_match"].nunique() > 1:
+        lines += [
+            "",
+            "Match lengths differ between entries "
+            f"({table['rounds_per_match'].min():g}–{table['rounds_per_match'].max():g} rounds per match): "
+            "payoffs per round from different horizons are not directly comparable.",
+        ]
     lines += ["", f"![match grid]({grid.name}) (first {shown} matches; green CC, orange CD, blue DC, red DD)"]
     lines += [
         "",
@@ -105,7 +143,10 @@ def run(args: argparse.Namespace) -> int:
     if found.excluded:
         lines += ["", "## Excluded runs", "", "```", found.report(), "```"]
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    under = int((~table["ranked"]).sum())
     print(
-        f"arena: {pm['cluster'].nunique()} matches from {len(found.runs)} run(s); report: {out / 'report.md'}"
+        f"arena: {pm['cluster'].nunique()} matches from {len(found.runs)} run(s); "
+        + (f"{under} underpowered entr{'ies' if under != 1 else 'y'} not ranked; " if under else "")
+        + f"report: {out / 'report.md'}"
     )
     return 0

@@ -75,13 +75,22 @@ def tournament_payoffs(table: pd.DataFrame, out: Path) -> Path:
         0,
         None,
     )
-    ax.errorbar(t["payoff_per_round"], np.arange(len(t)), xerr=err, fmt="o", capsize=3)
-    ax.set_yticks(
-        np.arange(len(t)),
-        [f"{p} ({m})" if m != "scripted" else p for p, m in zip(t["player"], t["model"], strict=True)],
-        fontsize=7,
-    )
-    ax.set_xlabel("payoff per round (95% cluster bootstrap)")
+    y = np.arange(len(t))
+    ranked = t["ranked"].to_numpy(dtype=bool) if "ranked" in t else np.ones(len(t), dtype=bool)
+    for sel, style, label in (
+        (ranked, {"fmt": "o"}, "ranked"),
+        (~ranked, {"fmt": "o", "mfc": "white", "color": "0.5"}, "underpowered (not ranked)"),
+    ):
+        if sel.any():
+            ax.errorbar(t["payoff_per_round"][sel], y[sel], xerr=err[:, sel], capsize=3, label=label, **style)
+    labels = []
+    for r in t.itertuples():
+        who = f"{r.player} ({r.model})" if r.model != "scripted" else str(r.player)
+        labels.append(f"{who}, n={r.matches}")
+    ax.set_yticks(y, labels, fontsize=7)
+    ax.set_xlabel("payoff per round (95% cluster bootstrap; n = matches)")
+    if not ranked.all():
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, frameon=False)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
     plt.close(fig)

@@ -8,7 +8,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.stats import cluster_bootstrap_ratio
+from analysis.stats import MIN_CLUSTERS, RatioInput, cluster_bootstrap_ratio
+
+MIN_MATCHES = 10
+"""An entry (player × model within a setting) needs at least this many matches to be ranked: fewer are
+listed with their numbers, flagged ``underpowered`` and left unranked (``--min-matches`` changes it)."""
 
 MEASURES = {
     # name: (numerator, denominator) of per-match sums
@@ -45,8 +49,29 @@ def measure_table(per_match: pd.DataFrame, keys: Sequence[str], n_resamples: int
             row[name] = iv.estimate
             row[f"{name}_low"] = iv.low
             row[f"{name}_high"] = iv.high
+        row["note"] = (
+            f"{len(g)} match{'es' if len(g) != 1 else ''} (< {MIN_CLUSTERS}): no intervals"
+            if len(g) < MIN_CLUSTERS
+            else ""
+        )
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _payoff_samples(g: pd.DataFrame, key: tuple, n_resamples: int, seed: int) -> np.ndarray:
+    """The resampled payoffs per round behind the entry's interval (same generator, same draws)."""
+    num, den = MEASURES["payoff_per_round"]
+    cell = RatioInput.of(g[num], g[den])
+    return cell.samples(n_resamples, _rng(seed, (*key, "payoff_per_round")))
+
+
+def _rank_intervals(samples: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of each entry's rank (1 = best) over resamples; entries resampled independently."""
+    ranks = (-samples).argsort(axis=1, kind="stable").argsort(axis=1, kind="stable") + 1
+    alpha = (1 - level) / 2
+    low = np.floor(np.quantile(ranks, alpha, axis=0))
+    high = np.ceil(np.quantile(ranks, 1 - alpha, axis=0))
+    return low.astype(int), high.astype(int)
 
 
 def varying_cells(per_match: pd.DataFrame) -> list[str]:
@@ -56,15 +81,57 @@ def varying_cells(per_match: pd.DataFrame) -> list[str]:
     return [c for c in CELL_COLUMNS if c in per_match.columns and per_match[c].nunique() > 1]
 
 
-def tournament_table(per_match: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+def tournament_table(
+    per_match: pd.DataFrame, n_resamples: int = 1000, seed: int = 0, min_matches: int = MIN_MATCHES
+) -> pd.DataFrame:
     """Per player (label and model) and per setting that varies: the measures, ranked by payoff per round
-    within each setting (rank 1 = best)."""
+    within each setting (rank 1 = best) among entries with at least ``min_matches`` matches.
+
+    ``rank_low``/``rank_high``: 95% percentile interval of the rank when every ranked entry's matches are
+    resampled (needs 3+ matches per entry). Entries with fewer matches are kept, after the ranked ones,
+    with ``ranked = false``, no rank and a ``note`` saying why.
+    """
     cells = varying_cells(per_match)
-    t = measure_table(per_match, [*cells, "player", "model"], n_resamples, seed)
-    t = t.sort_values([*cells, "payoff_per_round"], ascending=[True] * len(cells) + [False], kind="stable")
-    t = t.reset_index(drop=True)
-    rank = t.groupby(cells).cumcount() + 1 if cells else pd.Series(np.arange(1, len(t) + 1))
-    t.insert(0, "rank", rank.to_numpy())
+    keys = [*cells, "player", "model"]
+    t = measure_table(per_match, keys, n_resamples, seed)
+    t["rounds_per_match"] = t["rounds"] / t["matches"]
+    t["ranked"] = t["matches"] >= min_matches
+    under = ~t["ranked"]
+    t.loc[under, "note"] = [
+        "; ".join(
+            x
+            for x in (f"underpowered: {m} match{'es' if m != 1 else ''} (< {min_matches}), not ranked", n)
+            if x
+        )
+        for m, n in zip(t.loc[under, "matches"], t.loc[under, "note"], strict=True)
+    ]
+    t = t.sort_values(
+        [*cells, "ranked", "payoff_per_round"], ascending=[True] * len(cells) + [False, False], kind="stable"
+    ).reset_index(drop=True)
+    t.insert(0, "rank", pd.array([pd.NA] * len(t), dtype="Int64"))
+    t.insert(1, "rank_low", pd.array([pd.NA] * len(t), dtype="Int64"))
+    t.insert(2, "rank_high", pd.array([pd.NA] * len(t), dtype="Int64"))
+    groups = t.groupby(cells, sort=False).groups.values() if cells else [t.index]
+    pm_groups = per_match.groupby(keys, sort=True)
+    for idx in groups:
+        ranked = [i for i in idx if t.at[i, "ranked"]]
+        if not ranked:
+            continue
+        t.loc[ranked, "rank"] = np.arange(1, len(ranked) + 1)
+        if len(ranked) > 1 and all(t.at[i, "matches"] >= MIN_CLUSTERS for i in ranked):
+            samples = np.column_stack(
+                [
+                    _payoff_samples(
+                        pm_groups.get_group(tuple(t.loc[i, keys])), tuple(t.loc[i, keys]), n_resamples, seed
+                    )
+                    for i in ranked
+                ]
+            )
+            low, high = _rank_intervals(samples)
+            t.loc[ranked, "rank_low"] = low
+            t.loc[ranked, "rank_high"] = high
+        elif len(ranked) == 1:
+            t.loc[ranked, ["rank_low", "rank_high"]] = 1
     return t
 
 
