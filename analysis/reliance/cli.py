@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from analysis.cli_options import add_common_options
 from analysis.rundirs import RunDirError
@@ -37,9 +40,17 @@ def run(args: argparse.Namespace) -> int:
     written = write_outputs(rep, Path(args.out), figures=not args.no_figures, n_resamples=args.resamples)
     print(f"wrote {len(written)} files to {args.out}")
     if not rep.main.empty:
-        print(
-            rep.main[["system", "macro_accuracy", "all_stage_success", "normalised_regret"]].to_string(
-                index=False
-            )
-        )
+        print(summary_text(rep.main))
     return 0
+
+
+def summary_text(main: pd.DataFrame) -> str:
+    """The main metrics per system with blueprints (the resampling unit), intervals and notes."""
+    out = main[["system", "blueprints", "scenarios"]].copy()
+    for name in ("macro_accuracy", "all_stage_success", "normalised_regret"):
+        out[name] = [
+            f"{e:.3f}" + ("" if math.isnan(lo) else f" [{lo:.3f}, {hi:.3f}]")
+            for e, lo, hi in zip(main[name], main[f"{name}_low"], main[f"{name}_high"], strict=True)
+        ]
+    out["note"] = main["note"]
+    return out.to_string(index=False)

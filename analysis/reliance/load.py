@@ -48,10 +48,12 @@ def load(paths: Iterable[str | os.PathLike[str]], include_incomplete: bool = Fal
     Raises:
         RunDirError: When no reliance run is found or a table lacks required columns.
     """
+    paths = list(paths)
     disc = discover_runs(paths, include_incomplete=include_incomplete, game="reliance")
     if not disc.runs:
-        reasons = "; ".join(f"{p}: {why}" for p, why in disc.excluded[:5])
-        raise RunDirError("no complete reliance run directory found" + (f" ({reasons})" if reasons else ""))
+        reasons = "; ".join(f"{p}: {why}" for p, why in disc.excluded[:5]) or "no manifest.json found"
+        where = ", ".join(map(str, paths))
+        raise RunDirError(f"no complete reliance run directory in {where} ({reasons})")
     stages = read_tables(disc.runs, "stages.csv", cell_keys=False)
     scenarios = read_tables(disc.runs, "scenarios.csv", cell_keys=False)
     if stages.empty:

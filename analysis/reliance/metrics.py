@@ -11,6 +11,10 @@ import pandas as pd
 from analysis.stats import percentile_interval, resample_weights, wilson_interval
 
 MAIN_SETS = ("main", "all")
+MIN_BLUEPRINTS = 10
+"""A system's main metrics resting on fewer blueprints than this are flagged ``underpowered`` in ``note``
+(the bootstrap resamples blueprints; with fewer than 3 there is no interval at all)."""
+MIN_INTERVAL_BLUEPRINTS = 3
 
 
 def _interval(est: float, samples: np.ndarray, level: float) -> tuple[float, float, float]:
@@ -60,7 +64,8 @@ def main_metrics(
         acc = (bt["optimal"] / bt["decisions"]).to_numpy(dtype=float)
         w = W[:, avail]
         macro = float(np.nanmean(acc[avail]))
-        macro_s = (w @ acc[avail]) / w.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):  # resamples without this system's blueprints
+            macro_s = (w @ acc[avail]) / w.sum(axis=1)
         reg_num = bt["regret_sum"].to_numpy(dtype=float)
         reg_den = bt["regret_n"].to_numpy(dtype=float)
         regret = reg_num.sum() / reg_den.sum() if reg_den.sum() else math.nan
@@ -79,14 +84,23 @@ def main_metrics(
             "decisions": len(d),
             "scenarios": int(n_sc.sum()),
         }
+        n_bp = int(avail.sum())
         for name, est, samples in (
             ("macro_accuracy", macro, macro_s),
             ("all_stage_success", allstage, allstage_s),
             ("normalised_regret", regret, regret_s),
         ):
             e, lo, hi = _interval(est, samples, level)
+            if n_bp < MIN_INTERVAL_BLUEPRINTS:  # a resample of 1-2 blueprints only repeats them
+                lo = hi = math.nan
             row.update({name: e, f"{name}_low": lo, f"{name}_high": hi})
         row["invalid_rate"] = invalid
+        notes = []
+        if n_bp < MIN_BLUEPRINTS:
+            notes.append(f"underpowered: {n_bp} blueprint{'s' if n_bp != 1 else ''} (< {MIN_BLUEPRINTS})")
+        if n_bp < MIN_INTERVAL_BLUEPRINTS:
+            notes.append(f"no interval (< {MIN_INTERVAL_BLUEPRINTS} blueprints)")
+        row["note"] = "; ".join(notes)
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -86,7 +86,9 @@ def write_outputs(
     md = [
         "# Reliance benchmark report\n",
         f"Intervals: blueprint bootstrap ({n_resamples} resamples, the same resamples for every system) for the "
-        "main metrics; Wilson 95% for proportions.\n",
+        "main metrics; Wilson 95% for proportions. `blueprints`, `scenarios`, `decisions` and `n` are the "
+        f"sample sizes; a system whose main metrics rest on fewer than {metrics.MIN_BLUEPRINTS} blueprints is "
+        "flagged `underpowered` in `note` (no interval below 3 blueprints).\n",
         "## Main metrics\n",
         _md(rep.main),
         "## Pairs\n",
