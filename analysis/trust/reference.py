@@ -9,8 +9,9 @@ in play order by id). Conventions (documented in ``docs/analysis.md``):
 - D correctness of game *g*: ``correctness_list[g-1]``; a missing entry means D was wrong;
 - schedule: inferred from the per-game correctness sequence (:func:`~analysis.trust.schedules.infer_schedule`);
 - decisions: ``Verify: Qk`` -> verify(k); ``Volunteer: ...`` -> volunteer; ``Pass`` -> pass; anything else
-  -> invalid. Verifying one's own puzzle is illegal in the contract (resolved as pass); the reference
-  logged it (``already endorsed``, no coin charged) — 6 such decisions exist in the shared logs.
+  -> invalid. Verifying one's own puzzle is a verification, counted as the study counted it: the reference
+  charged the coin and changed no capsule (``X already endorsed ...``); 6 such decisions exist in the shared
+  logs (the engine's default ``game.own_verify=charge`` plays it the same way).
 """
 
 from __future__ import annotations
@@ -107,8 +108,6 @@ def _parse_decision(text: str, seat: str) -> tuple[str, int | None, bool, str, s
         target = int(m.group(1))
         if not 1 <= target <= len(SEATS):
             return "verify", target, False, "bad_target", "pass"
-        if target == SEATS.index(seat) + 1:
-            return "verify", target, False, "verify_own_puzzle", "pass"
         return "verify", target, True, "", "verify"
     if _VOLUNTEER.match(text):
         return "volunteer", None, True, "", "volunteer"

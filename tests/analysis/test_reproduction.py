@@ -6,7 +6,9 @@ The logs are read from ``$TRUSTSIM_SHARED/data/escape-room-v2`` if that variable
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -55,3 +57,63 @@ def test_dataset_shape(cells: dict) -> None:
     assert cells[("gpt-5.1", "1strike", "transcript")].n_games_dcorrect == 100
     anchor = cells[("claude-opus-4-6", "anchor", "none")]
     assert anchor.cluster_unit == "game" and anchor.n_clusters == 10
+
+
+# D-correctness pattern of a run's games -> schedule name (specs/escape_room.md, "Schedules").
+_PATTERNS = {
+    "TTTTTTT": "smooth",
+    "TTTTTTTTTT": "smooth",
+    "FTTTTTTTTTT": "1strike",
+    "FFTTTTTTTTT": "2strike",
+    "FFFTTTTTTTT": "3strike",
+    "TTTFFTTTTTT": "mid2strike",
+    "FTTTFTTTTTT": "recur",
+}
+
+
+def _raw_cells() -> dict[tuple[str, str], tuple[int, int, int]]:
+    """(model, schedule) -> (D-correct games, A/B/C "Verify:" decisions, of which at Q4), straight from the
+    raw JSON logs, without the importer: every "Verify: Qk" decision counts, own puzzle included, as the
+    study counted it."""
+    cells: dict[tuple[str, str], list[int]] = {}
+    for settings_path in sorted((LOGS / "runs").glob("*/experiment_settings.json")):
+        settings = json.loads(settings_path.read_text())
+        model = re.split(r"[:/]", settings["player_models"][0], maxsplit=1)[1]
+        correct = settings["dummy_config"]["D"]["correctness_list"]
+        files = sorted(settings_path.parent.glob("game_*.json"))
+        flags = [i < len(correct) and bool(correct[i]) for i in range(len(files))]
+        schedule = _PATTERNS["".join("T" if f else "F" for f in flags)]
+        counts = cells.setdefault((model, schedule), [0, 0, 0])
+        for path, d_correct in zip(files, flags, strict=True):
+            if not d_correct:
+                continue
+            counts[0] += 1
+            for rnd in json.loads(path.read_text())["rounds"]:
+                for seat, text in rnd["decisions"].items():
+                    m = re.match(r"\s*Verify:\s*Q(\d+)", text)
+                    if seat != "D" and m:
+                        counts[1] += 1
+                        counts[2] += m.group(1) == "4"
+    return {k: (g, v, p) for k, (g, v, p) in cells.items()}
+
+
+def test_all_twenty_cells_reproduce_the_raw_logs() -> None:
+    data = load_trust_data([LOGS / "runs"])  # the study's 170 runs (the examples folder adds a later run)
+    cells = {
+        (c.keys["model"], c.keys["schedule"], c.keys["memory"]): c
+        for c in compute_cells(data, n_resamples=10)
+    }
+    raw = _raw_cells()
+    assert len(raw) == 20
+    for (model, schedule), (games, verifs, partner) in sorted(raw.items()):
+        cell = cells[(model, schedule, "transcript")]
+        assert cell.n_games_dcorrect == games, (model, schedule)
+        assert cell.measures["volume"].estimate == pytest.approx(verifs / games, abs=1e-12), (model, schedule)
+        assert cell.measures["partner_share"].estimate == pytest.approx(partner / verifs, abs=1e-12), (
+            model,
+            schedule,
+        )
+    mini = cells[("gpt-5.4-mini-2026-03-17", "1strike", "transcript")]
+    assert raw[("gpt-5.4-mini-2026-03-17", "1strike")] == (100, 232, 46)
+    assert f"{mini.measures['volume'].estimate:.2f}" == "2.32"
+    assert f"{mini.measures['partner_share'].estimate:.3f}" == "0.198"

@@ -88,9 +88,9 @@ def _two_games() -> list[dict]:
     g1 = _ref_game(
         [
             _ref_round(1, {"A": "Verify: Q4", "B": "Verify: Q2", "C": "Pass", "D": "Pass"}, list("ABCD"),
-                       {"C": "no_volunteer"}, {"A": 3, "B": 4, "C": 0, "D": 4}),  # B verified own puzzle
+                       {"C": "no_volunteer"}, {"A": 3, "B": 3, "C": 0, "D": 4}),  # B verified own puzzle (charged)
             _ref_round(2, {"A": "Volunteer: Q1-A, Q2-B, Q3-C, Q4-D+A", "B": "Verify: Q1", "D": "Pass"}, list("ABD"),
-                       None, {"A": 3, "B": 3, "D": 4}),
+                       None, {"A": 3, "B": 2, "D": 4}),
         ],
         "SUCCESS",
         ["A", "B", "D"],
@@ -112,9 +112,9 @@ def test_reference_importer_conventions(tmp_path: Path) -> None:
     games = pd.DataFrame(imp.games)
     g1, g2 = games.iloc[0], games.iloc[1]
     assert bool(g1["d_correct"]) and not bool(g2["d_correct"])
-    # B's own-puzzle verify is invalid (resolved as pass); A's Q4 and B's Q1 count.
-    assert g1["verifications"] == 2 and g1["partner_verifications"] == 1
-    assert g1["protective_verifications"] == 1 and g1["escape_round"] == 2 and g1["invalid"] == 1
+    # B's own-puzzle verify counts as the study counted it (charged), beside A's Q4 and B's Q1.
+    assert g1["verifications"] == 3 and g1["partner_verifications"] == 1
+    assert g1["protective_verifications"] == 2 and g1["escape_round"] == 2 and g1["invalid"] == 0
     assert g1["deaths_no_volunteer"] == 1 and g1["outcome"] == "escaped"
     assert g2["outcome"] == "all_dead" and g2["deaths_wrong_password"] == 1 and g2["invalid"] == 1
     ag = pd.DataFrame(imp.agent_games).set_index(["game", "seat"])
@@ -123,7 +123,7 @@ def test_reference_importer_conventions(tmp_path: Path) -> None:
     assert ag.loc[(2, "A"), "death_cause"] == "wrong_password"
     dec = pd.DataFrame(imp.decisions)
     own = dec[(dec["game"] == 1) & (dec["round"] == 1) & (dec["seat"] == "B")].iloc[0]
-    assert own["invalid_reason"] == "verify_own_puzzle" and own["resolved_action"] == "pass"
+    assert own["valid"] and own["resolved_action"] == "verify" and own["target"] == own["own_puzzle"] == 2
 
 
 def test_reference_memoryless_is_anchor_and_damaged_game_stops(tmp_path: Path) -> None:
@@ -301,7 +301,8 @@ def test_reference_dir_through_cli(tmp_path: Path) -> None:
             main(["trust", str(logs), "--out", str(tmp_path / "rep"), "--resamples", "200", "--quiet"]) == 0
         )
     sweep = pd.read_csv(tmp_path / "rep" / "schedule_sweep.csv")
-    assert list(sweep["schedule"]) == ["smooth"] and sweep["volume"].iloc[0] == pytest.approx(2.0)
+    # game 1 of _two_games: A's Q4, B's own Q2 (counted, as the study counted it) and B's Q1
+    assert list(sweep["schedule"]) == ["smooth"] and sweep["volume"].iloc[0] == pytest.approx(3.0)
     assert np.isfinite(sweep["volume_low"].iloc[0])
 
 
