@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from trustsim.llm import ChatRequest, ReplayMissError, build_client
+from trustsim.llm import ChatRequest, ReplayMissError, StoreError, build_client
 from trustsim.llm.store import RequestStore, StoredResponse, canonical_request, request_key
 
-from .helpers import llm_dict, model_dict
+from .helpers import REPO, llm_dict, model_dict, read_only
 
 
 def req(text: str, sample: int = 0, **params: object) -> ChatRequest:
@@ -84,10 +88,79 @@ def test_concurrent_identical_requests_send_once(fake_server, make_client) -> No
 
 
 def test_replay_only_refuses_to_send(fake_server, make_client) -> None:
+    asyncio.run(make_client(fake_server.api_base).aclose())  # an (empty) store exists
     client = make_client(fake_server.api_base, replay_only=True)
-    with pytest.raises(ReplayMissError, match="replay_only"):
+    with pytest.raises(ReplayMissError, match="replay_only") as info:
         asyncio.run(client.complete(req("never sent")))
     assert fake_server.requests == []
+    assert info.value.exit_code == 4 and "cannot help" in info.value.resume
+    assert "re-run the same command" not in info.value.resume + str(info.value)
+
+
+def test_replay_only_without_a_store_is_a_config_error(fake_server, make_client) -> None:
+    with pytest.raises(StoreError) as info:
+        make_client(fake_server.api_base, replay_only=True)
+    assert info.value.key == "llm.store_path" and "no request store" in str(info.value)
+
+
+BUILD = """
+import asyncio, json, sys
+from trustsim.llm import ChatRequest, build_client
+from trustsim.errors import TrustsimError
+model = json.loads(sys.argv[1])
+llm = {"store_path": sys.argv[2], "replay_only": sys.argv[3] == "1", "max_retries": 0}
+try:
+    client = build_client(model, llm)
+    out = [asyncio.run(client.complete(ChatRequest("fake", [{"role": "user", "content": t}]))).text
+           for t in sys.argv[4:]]
+    print(json.dumps({"ok": out}))
+except TrustsimError as exc:
+    print(json.dumps({"error": type(exc).__name__, "key": getattr(exc, "key", None), "msg": str(exc),
+                      "resume": getattr(exc, "resume", "")}))
+"""
+
+
+def _build(prefix: list[str], api_base: str, store: Path, replay: bool, *texts: str) -> dict:
+    model = json.dumps(model_dict(api_base, api_key_env=None))
+    done = subprocess.run(
+        [*prefix, sys.executable, "-c", BUILD, model, str(store), "1" if replay else "0", *texts],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_store_path_under_a_file_is_a_config_error(tmp_path, monkeypatch) -> None:
+    (tmp_path / "file").write_text("x")
+    path = tmp_path / "file" / "store.sqlite"
+    with pytest.raises(StoreError) as info:
+        build_client(model_dict("http://127.0.0.1:9/v1", api_key_env=None), llm_dict(path))
+    assert info.value.key == "llm.store_path" and str(path) in str(info.value)
+    assert "replay_only" in info.value.resume
+
+
+def test_read_only_store_fails_to_write_but_replays_with_replay_only(fake_server, tmp_path) -> None:
+    folder = tmp_path / "ro"
+    store = folder / "store.sqlite"
+    client = build_client(model_dict(fake_server.api_base, api_key_env=None), llm_dict(store))
+    first = asyncio.run(client.complete(req("stored")))
+    asyncio.run(client.aclose())
+    with read_only(folder) as prefix:
+        new_store = _build(prefix, fake_server.api_base, folder / "new.sqlite", False, "x")
+        writing = _build(prefix, fake_server.api_base, store, False, "stored")
+        replay = _build(prefix, fake_server.api_base, store, True, "stored")
+        miss = _build(prefix, fake_server.api_base, store, True, "not stored")
+    for out in (new_store, writing):  # writing is impossible: said at start, naming the key
+        assert out.get("error") == "StoreError" and out["key"] == "llm.store_path", out
+        assert "replay_only" in out["resume"]
+    assert replay == {"ok": [first.text]}
+    assert miss["error"] == "ReplayMissError" and "cannot help" in miss["resume"]
+    assert len(fake_server.requests) == 1
+    assert sorted(p.name for p in folder.iterdir()) == ["store.sqlite"]  # nothing written next to it
 
 
 def test_cache_off_resends(fake_server, make_client) -> None:
@@ -107,7 +180,7 @@ def test_purpose_selects_param_group_and_request_overrides(make_client) -> None:
     _, _, solve = client.route(ChatRequest("fake", [], purpose="solve"))
     _, _, override = client.route(req("x", max_tokens=5))
     assert decision["max_tokens"] == 64 and solve["max_tokens"] == 8 and override["max_tokens"] == 5
-    assert solve["temperature"] == 0.0
+    assert "temperature" not in solve  # a purpose's group replaces the decision params (no merge)
 
 
 def test_store_is_wal_and_audit_row_has_request_without_secret(fake_server, make_client, tmp_path) -> None:

@@ -6,24 +6,28 @@ returns a :class:`ChatResponse`. litellm is imported lazily, on the first call t
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
-from trustsim.llm.client import LLMClient
+from trustsim.llm.client import LLMClient, check_key_env
 from trustsim.llm.config import LLMConfig, ModelConfig, parse_llm_config, parse_model_config
-from trustsim.llm.errors import ProviderError, ReplayMissError
+from trustsim.llm.errors import MissingKeyError, ProviderError, ReplayMissError, StoreError
 from trustsim.llm.store import RequestStore
 from trustsim.llm.types import ChatRequest, ChatResponse
+from trustsim.secrets import register_secret_env
 
 __all__ = [
     "ChatRequest",
     "ChatResponse",
     "LLMClient",
     "LLMConfig",
+    "MissingKeyError",
     "ModelConfig",
     "ProviderError",
     "ReplayMissError",
     "RequestStore",
+    "StoreError",
     "build_client",
     "parse_llm_config",
     "parse_model_config",
@@ -39,16 +43,40 @@ def build_client(model_cfg: Any, llm_cfg: Any, *, base_dir: str | Path | None = 
         base_dir: directory a relative ``llm.store_path`` is resolved against (default: the working dir).
 
     Raises:
-        trustsim.errors.ConfigError: a value is invalid; the message names the key.
+        trustsim.errors.ConfigError: a value is invalid, the key variable is not set
+            (:class:`MissingKeyError`) or the store cannot be used (:class:`StoreError`); the message names
+            the key.
     """
     model = model_cfg if isinstance(model_cfg, ModelConfig) else parse_model_config(model_cfg)
     llm = llm_cfg if isinstance(llm_cfg, LLMConfig) else parse_llm_config(llm_cfg)
     store_path = Path(llm.store_path).expanduser()
     if not store_path.is_absolute():
         store_path = Path(base_dir or Path.cwd()) / store_path
+    register_secret_env(model.api_key_env)
+    for var in model.headers_env.values():
+        register_secret_env(var)
+    check_key_env(model)  # at start, naming the variable, not as an HTTP error at the first call
     if model.provider == "local":
         from trustsim.llm import local
 
         local.check_available(model.local)  # fail at start, naming the key, when something is missing
         local.register(model.local)
-    return LLMClient(model, llm, RequestStore(store_path))
+    return LLMClient(model, llm, open_store(store_path, read_only=llm.replay_only))
+
+
+def open_store(path: Path, *, read_only: bool) -> RequestStore:
+    """Open the request store; a path that cannot be used is a config error naming ``llm.store_path``."""
+    try:
+        return RequestStore(path, read_only=read_only)
+    except FileNotFoundError:
+        raise StoreError(
+            f"no request store at {path} (llm.replay_only=true replays from an existing store)",
+            resume="point llm.store_path at the store that holds the run, or drop llm.replay_only=true",
+        ) from None
+    except (OSError, sqlite3.Error) as exc:
+        how = "readable" if read_only else "writable"
+        raise StoreError(
+            f"cannot open the request store at {path} ({type(exc).__name__}: {exc})",
+            resume=f"choose a {how} llm.store_path"
+            + ("" if read_only else ", or replay a read-only store with llm.replay_only=true"),
+        ) from None

@@ -8,17 +8,31 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from trustsim.errors import TrustsimError
 from trustsim.llm.config import LLMConfig, ModelConfig
-from trustsim.llm.errors import ProviderError, ReplayMissError
+from trustsim.llm.errors import RESUME_HINT, MissingKeyError, ProviderError, ReplayMissError, StoreError
 from trustsim.llm.pacing import Backoff, RateLimiter
 from trustsim.llm.store import RequestStore, StoredResponse, canonical_request, request_key
 from trustsim.llm.transport import CallResult, call_litellm, classify
 from trustsim.llm.types import ChatRequest, ChatResponse
+from trustsim.secrets import describe_env_name, redact_text, secret_values
 
 log = logging.getLogger(__name__)
 
 Transport = Callable[..., Awaitable[CallResult]]
-PURPOSE_PARAMS = {"decision": "params", "solve": "subtask_params", "reflection": "reflection_params"}
+# purpose -> the model config's parameter group. A group REPLACES the decision params (it is not merged on
+# top): the reference study sent sub-tasks their own settings (docs/prompts.md). A group that is None falls
+# back as PARAMS_FALLBACK says.
+PURPOSE_PARAMS = {
+    "decision": "params",
+    "solve": "subtask_params",
+    "own_answer": "own_answer_params",
+    "reflection": "reflection_params",
+}
+PARAMS_FALLBACK = {"own_answer_params": "params", "reflection_params": "params", "subtask_params": "params"}
+# Sent as the key to a server that needs none (model.api_base set, model.api_key_env null): the OpenAI SDK
+# refuses to send a request without one.
+PLACEHOLDER_KEY = "no-key-configured"
 
 
 class LLMClient:
@@ -50,6 +64,7 @@ class LLMClient:
             "completion_tokens": 0,
             "cost_usd": 0.0,
             "retries": 0,
+            "failed_attempts": 0,
             "latency_s": 0.0,
         }
 
@@ -61,9 +76,9 @@ class LLMClient:
         else:
             model_id, api_base = req.model, None
         group = PURPOSE_PARAMS.get(req.purpose, "params")
-        base = dict(self.model.params)
-        if group != "params":
-            base.update(getattr(self.model, group))
+        while getattr(self.model, group) is None:
+            group = PARAMS_FALLBACK[group]
+        base = dict(getattr(self.model, group))
         base.update(req.params)
         return model_id, api_base, base
 
@@ -91,15 +106,18 @@ class LLMClient:
                 result.text, result.prompt_tokens, result.completion_tokens, result.latency_s, True, 0.0
             )
         if self.llm.replay_only:
+            where = str(self.store.path) if self.store is not None else ""
             raise ReplayMissError(
-                "llm.replay_only is set and this request is not in the store", model=model_id, attempts=0
+                f"llm.replay_only is set and this {req.purpose} request is not in the store (key {key[:12]})",
+                model=model_id,
+                store_path=where,
             )
         future: asyncio.Future[ChatResponse] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
             result = await self._send(model_id, api_base, req.messages, self._send_params(params, key))
             if self.store is not None:
-                self.store.put(
+                self._put(
                     key,
                     model=model_id,
                     api_base=api_base,
@@ -131,8 +149,20 @@ class LLMClient:
         finally:
             self._inflight.pop(key, None)
 
+    def _put(self, key: str, **row: Any) -> None:
+        assert self.store is not None
+        try:
+            self.store.put(key, **row)
+        except Exception as exc:  # sqlite3.Error, OSError: disk full, permissions changed mid-run
+            raise StoreError(
+                f"cannot write the request store at {self.store.path}: {exc}",
+                resume="free space or fix the permissions (or choose another llm.store_path), then "
+                + RESUME_HINT,
+            ) from None
+
     def stats(self) -> dict[str, Any]:
-        """Counts for the manifest: calls sent, cache hits, tokens and cost of sent calls, retries."""
+        """Counts for the manifest: calls sent, cache hits, tokens and cost of sent calls, retries (re-sends
+        actually made), failed attempts."""
         out: dict[str, Any] = {
             k: int(v) for k, v in self._stats.items() if k not in ("cost_usd", "latency_s")
         }
@@ -163,48 +193,84 @@ class LLMClient:
         return self._sem, self._limiter
 
     def _api_key(self) -> str | None:
+        """The key from ``model.api_key_env``; a placeholder for a keyless server; None: litellm's default."""
+        check_key_env(self.model)
         env = self.model.api_key_env
-        if not env:
-            return None
-        value = os.environ.get(env)
-        if not value:
-            # Name the variable only when it looks like one (never echo a key pasted in by mistake).
-            shown = env if env.isupper() and len(env) <= 64 else "named in model.api_key_env"
-            raise ProviderError(f"environment variable {shown} is not set", model=self.model.name)
-        return value
+        if env:
+            return os.environ[env]
+        if self.model.api_base and self.model.provider == "litellm":
+            return PLACEHOLDER_KEY
+        return None
+
+    def _headers(self) -> dict[str, str]:
+        """Headers whose values come from environment variables (``model.headers_env``)."""
+        out = {}
+        for header, var in self.model.headers_env.items():
+            value = os.environ.get(var)
+            if not value:
+                raise MissingKeyError(
+                    f"model.headers_env.{header}",
+                    f"environment variable {describe_env_name(var)} is not set",
+                    resume=f"export {describe_env_name(var)}=<value>, then re-run the same command",
+                )
+            out[header] = value
+        return out
+
+    def _advice(self, status: int | None) -> str:
+        if status in (401, 403):
+            env = self.model.api_key_env
+            where = f"the key in {describe_env_name(env)}" if env else "the key (set model.api_key_env)"
+            return f"check {where} and the model's access, then {RESUME_HINT}"
+        if status in (400, 404, 422):
+            return (
+                "check model.litellm_model, model.api_base and model.params for this provider, then "
+                + RESUME_HINT
+            )
+        return RESUME_HINT
 
     async def _send(
         self, model_id: str, api_base: str | None, messages: list[dict[str, Any]], params: dict[str, Any]
     ) -> CallResult:
         sem, limiter = self._primitives()
+        api_key = self._api_key()
+        headers = self._headers()
+        if headers:
+            params = {**params, "extra_headers": {**(params.get("extra_headers") or {}), **headers}}
         attempts = 0
         async with sem:
             while True:
                 attempts += 1
                 await limiter.acquire()
+                if attempts > 1:
+                    self._stats["retries"] += 1  # counted when the re-send happens, not when it is planned
                 try:
                     result = await self._transport(
                         model_id,
                         messages,
                         params,
                         api_base=api_base,
-                        api_key=self._api_key(),
+                        api_key=api_key,
                         timeout_s=self.llm.timeout_s,
                         drop_params=self.model.drop_params,
                     )
-                except ProviderError:
+                except TrustsimError:
                     raise
                 except Exception as exc:
                     failure = classify(exc)
                     if failure is None:
                         raise
+                    self._stats["failed_attempts"] += 1
+                    cause = redact_text(failure.cause, secret_values())  # a provider may echo the key
                     if not failure.retryable or attempts > self.llm.max_retries:
                         raise ProviderError(
-                            failure.cause, model=model_id, attempts=attempts, retryable=failure.retryable
-                        ) from exc
+                            cause,
+                            model=model_id,
+                            attempts=attempts,
+                            retryable=failure.retryable,
+                            resume=self._advice(failure.status),
+                        ) from None
                     delay = self._backoff.delay(attempts - 1, failure.retry_after)
-                    self._stats["retries"] += 1
-                    log.warning("LLM call failed (%s); retry %d in %.2fs", failure.cause, attempts, delay)
+                    log.warning("LLM call failed (%s); retry %d in %.2fs", cause, attempts, delay)
                     await asyncio.sleep(delay)
                     continue
                 self._stats["calls_sent"] += 1
@@ -213,6 +279,23 @@ class LLMClient:
                 self._stats["cost_usd"] += result.cost_usd
                 self._stats["latency_s"] += result.latency_s
                 return result
+
+
+def check_key_env(model: ModelConfig) -> None:
+    """Fail at start, naming the variable, when the model names a key variable that is not set."""
+    env = model.api_key_env
+    if env and not os.environ.get(env):
+        shown = describe_env_name(env)
+        raise MissingKeyError(
+            "model.api_key_env",
+            f"environment variable {shown} is not set (the model's API key is read from it)",
+            resume=(
+                f"export {shown}=<your key> and re-run"
+                if shown == env
+                else "put the key in an environment variable and name it: model.api_key_env=MY_KEY"
+            )
+            + " (for a server that needs no key: model.api_key_env=null)",
+        )
 
 
 def _response(stored: StoredResponse, *, cached: bool) -> ChatResponse:

@@ -9,12 +9,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trustsim.errors import ConfigError
+from trustsim.secrets import ENV_NAME, HOW_TO_PASS_KEYS, is_secret_param, looks_like_key
 
 PROVIDERS = ("litellm", "local")
 STRUCTURED = ("schema", "json_object", "none")
-# Keys that must never appear in generation params: secrets come from environment variables only.
 LOCAL_MAX_REASONING_CHARS = 1000  # llama.cpp refuses grammars with much larger bounded repetitions
-SECRET_PARAM_KEYS = frozenset({"api_key", "aws_secret_access_key", "vertex_credentials", "azure_ad_token"})
+# Params whose nested names are headers (checked for secrets at every level); other nested mappings (JSON
+# schemas, thinking settings) are not searched: a schema property called "password" is no secret.
+HEADER_PARAMS = ("extra_headers", "headers", "default_headers")
+BODY_PARAMS = ("extra_body", "extra_query", "metadata")
 
 
 @dataclass
@@ -38,9 +41,13 @@ class ModelConfig:
     provider: str = "litellm"
     api_base: str | None = None
     api_key_env: str | None = None  # name of the env var holding the key; the value is read at call time
+    headers_env: dict[str, Any] = field(default_factory=dict)  # header name -> env var holding its value
     params: dict[str, Any] = field(default_factory=dict)  # decision calls
-    subtask_params: dict[str, Any] = field(default_factory=dict)  # verifier / own-answer calls
-    reflection_params: dict[str, Any] = field(default_factory=dict)  # reflection memory calls
+    # Sub-task groups REPLACE ``params`` (no merge). None: own answer and reflection use ``params``.
+    subtask_params: dict[str, Any] = field(default_factory=dict)  # verifier calls (purpose=solve)
+    own_answer_params: dict[str, Any] | None = None  # a seat solving its own puzzle (game.own_answer=llm)
+    reflection_params: dict[str, Any] | None = None  # reflection memory calls
+    prompt: str | None = None  # pin the escape-room prompt style for this model (reference | trustsim)
     drop_params: bool = True  # let litellm drop settings a provider does not support
     structured_output: str = "none"  # schema | json_object | none (how JSON answers are asked; decision kit)
     strict_schema: bool = True  # response_format json_schema "strict" (structured_output=schema only)
@@ -126,12 +133,39 @@ def _build(cls: type, data: dict[str, Any], key: str) -> Any:
     return cls(**values)
 
 
-def _check_params(params: dict[str, Any], key: str) -> None:
-    for name in params:
-        if name in SECRET_PARAM_KEYS:
-            raise ConfigError(
-                f"{key}.{name}", "secrets are not allowed in config; name an env var in api_key_env"
-            )
+def _check_params(params: dict[str, Any], key: str, *, nested: bool = False) -> None:
+    """Refuse secret-bearing params and headers: keys come from environment variables only."""
+    for name, value in params.items():
+        sub = f"{key}.{name}"
+        if is_secret_param(str(name)):
+            raise ConfigError(sub, "secrets are not accepted in config; " + HOW_TO_PASS_KEYS)
+        if isinstance(value, str) and looks_like_key(value):
+            raise ConfigError(sub, "this value looks like an API key; " + HOW_TO_PASS_KEYS)
+        if isinstance(value, dict) and (nested or name in HEADER_PARAMS):
+            _check_params(value, sub, nested=True)
+        elif isinstance(value, dict) and name in BODY_PARAMS:
+            _check_params({k: v for k, v in value.items() if not isinstance(v, dict)}, sub)
+
+
+def _check_api_base(url: str, key: str) -> None:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        raise ConfigError(key, f"not a valid URL ({exc}); expected e.g. http://127.0.0.1:8000/v1") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(key, "expected an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1")
+    if parts.username or parts.password:
+        raise ConfigError(key, "credentials in the URL are not accepted; " + HOW_TO_PASS_KEYS)
+
+
+def _check_env_name(name: str, key: str) -> None:
+    if not ENV_NAME.match(name) or looks_like_key(name):
+        raise ConfigError(
+            key, "must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not a key value"
+        )
 
 
 def parse_model_config(cfg: Any, key: str = "model") -> ModelConfig:
@@ -149,10 +183,19 @@ def parse_model_config(cfg: Any, key: str = "model") -> ModelConfig:
         raise ConfigError(f"{key}.name", "must not be empty")
     if "/" not in model.litellm_model:
         raise ConfigError(f"{key}.litellm_model", "expected '<provider>/<model>', e.g. 'openai/gpt-5.1'")
-    if model.api_key_env is not None and not model.api_key_env.replace("_", "").isalnum():
-        raise ConfigError(f"{key}.api_key_env", "must be an environment variable name, not a key value")
-    for group in ("params", "subtask_params", "reflection_params"):
-        _check_params(getattr(model, group), f"{key}.{group}")
+    if model.api_key_env is not None:
+        _check_env_name(model.api_key_env, f"{key}.api_key_env")
+    for header, var in model.headers_env.items():
+        if not isinstance(var, str):
+            raise ConfigError(f"{key}.headers_env.{header}", f"expected a variable name, got {var!r}")
+        _check_env_name(var, f"{key}.headers_env.{header}")
+    if model.api_base is not None and model.provider == "litellm":
+        _check_api_base(model.api_base, f"{key}.api_base")
+    for group in ("params", "subtask_params", "own_answer_params", "reflection_params"):
+        if getattr(model, group) is not None:
+            _check_params(getattr(model, group), f"{key}.{group}")
+    if model.prompt is not None and model.prompt not in ("reference", "trustsim"):
+        raise ConfigError(f"{key}.prompt", f"must be reference, trustsim or null, got {model.prompt!r}")
     if model.local.n_ctx < 512:
         raise ConfigError(f"{key}.local.n_ctx", "must be at least 512")
     if model.reasoning_max_chars < 0:
@@ -176,8 +219,15 @@ def parse_llm_config(cfg: Any, key: str = "llm") -> LLMConfig:
         raise ConfigError(f"{key}.timeout_s", "must be > 0")
     if llm.max_retries < 0:
         raise ConfigError(f"{key}.max_retries", "must be >= 0")
-    if llm.backoff_base_s < 0 or llm.backoff_max_s < llm.backoff_base_s:
-        raise ConfigError(f"{key}.backoff_max_s", "need 0 <= backoff_base_s <= backoff_max_s")
+    if llm.backoff_base_s < 0:
+        raise ConfigError(f"{key}.backoff_base_s", f"must be >= 0 (got {llm.backoff_base_s})")
+    if llm.backoff_max_s < llm.backoff_base_s:
+        raise ConfigError(
+            f"{key}.backoff_max_s",
+            f"must be >= llm.backoff_base_s ({llm.backoff_base_s}), got {llm.backoff_max_s}",
+        )
+    if llm.backoff_seed < 0:
+        raise ConfigError(f"{key}.backoff_seed", "must be >= 0")
     if not llm.store_path:
         raise ConfigError(f"{key}.store_path", "must not be empty")
     return llm

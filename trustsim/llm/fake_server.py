@@ -1,10 +1,22 @@
 """A loopback fake OpenAI-compatible chat server for tests and benchmarks.
 
 It answers ``POST .../chat/completions`` after an optional delay, and can be scripted to fail: each
-queued fault is used by one request, in order (``ok`` = answer normally, ``400``, ``401``, ``429``, ``500``, ``503``, ``drop`` = close the connection
-without answering, ``garbage`` = a 200 whose body is not JSON, ``hang`` = never answer). Run standalone::
+queued fault is used by one request, in order:
+
+- ``ok``: answer normally; ``400``, ``401``, ``429``, ``500``, ``503``: that HTTP error;
+- ``401echo``: a 401 whose message echoes the Authorization header (as real providers do with a bad key);
+- ``drop``: close the connection without answering; ``hang``: never answer;
+- ``garbage``: a 200 whose body is not JSON;
+- ``empty``: a 200 with ``"choices": []``; ``null``: a 200 whose message ``content`` is null;
+- ``big``: a 200 whose answer is 5 MB of text.
+
+``mix`` adds faults drawn per request, deterministically: the n-th arrival of a given request body gets the
+fault chosen by a hash of (body, n), so a run meets the same faults whatever the order of its requests, and a
+retry of a failed request draws afresh. Run standalone::
 
     python -m trustsim.llm.fake_server --port 8765 --delay 0.2
+    python -m trustsim.llm.fake_server --mix empty=0.2          # 20 % empty choices
+    python -m trustsim.llm.fake_server --mix 429=0.1,500=0.05,drop=0.05
 """
 
 from __future__ import annotations
@@ -26,7 +38,43 @@ DEFAULT_REPLY = json.dumps(
         "reasoning": "fake server reply",
     }
 )
-FAULTS = ("ok", "400", "401", "429", "500", "503", "drop", "garbage", "hang")
+FAULTS = (
+    "ok",
+    "400",
+    "401",
+    "401echo",
+    "429",
+    "500",
+    "503",
+    "drop",
+    "garbage",
+    "hang",
+    "empty",
+    "null",
+    "big",
+)
+BIG_BYTES = 5 * 1024 * 1024
+
+
+def parse_mix(spec: str) -> dict[str, float]:
+    """``"429=0.1,500=0.05"`` -> ``{"429": 0.1, "500": 0.05}`` (fractions of requests, summing to <= 1)."""
+    mix: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        name, _, share = part.partition("=")
+        mix[name.strip()] = float(share)
+    return mix
+
+
+def draw_fault(mix: dict[str, float], body: bytes, arrival: int) -> str | None:
+    """The fault of the ``arrival``-th sight of ``body`` under ``mix`` (None = answer normally)."""
+    digest = hashlib.sha256(body + b"#" + str(arrival).encode()).digest()
+    u = int.from_bytes(digest[:8], "big") / 2.0**64
+    edge = 0.0
+    for fault, share in mix.items():
+        edge += share
+        if u < edge:
+            return fault
+    return None
 
 
 class FakeServer:
@@ -41,8 +89,17 @@ class FakeServer:
         delay_s: float = 0.0,
         reply: str | Callable[[dict[str, Any]], str] = DEFAULT_REPLY,
         port: int = 0,
+        mix: dict[str, float] | None = None,
     ) -> None:
         self.delay_s = delay_s
+        self.mix = dict(mix or {})
+        for fault in self.mix:
+            if fault not in FAULTS:
+                raise ValueError(f"unknown fault {fault!r} in mix; expected one of {FAULTS}")
+        if sum(self.mix.values()) > 1.0 + 1e-9 or any(v < 0 for v in self.mix.values()):
+            raise ValueError("mix shares must be >= 0 and sum to at most 1")
+        self.faults_served: dict[str, int] = {}  # fault name -> how many requests got it (scripted + mix)
+        self._seen: dict[bytes, int] = {}
         self.reply = reply
         self.port = port
         self.requests: list[dict[str, Any]] = []
@@ -118,9 +175,17 @@ class FakeServer:
         self.port = server.sockets[0].getsockname()[1]
         return server
 
-    def _next_fault(self) -> str | None:
+    def _next_fault(self, body: bytes) -> str | None:
         with self._lock:
-            return self.faults.popleft() if self.faults else None
+            fault = self.faults.popleft() if self.faults else None
+            if fault is None and self.mix:
+                digest = hashlib.sha256(body).digest()
+                arrival = self._seen.get(digest, 0)
+                self._seen[digest] = arrival + 1
+                fault = draw_fault(self.mix, body, arrival)
+            if fault is not None:
+                self.faults_served[fault] = self.faults_served.get(fault, 0) + 1
+            return fault
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -159,12 +224,14 @@ class FakeServer:
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
-            return await self._answer(payload, writer)
+            return await self._answer(payload, body, writer, headers)
         finally:
             self.in_flight -= 1
 
-    async def _answer(self, payload: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
-        fault = self._next_fault()
+    async def _answer(
+        self, payload: dict[str, Any], body: bytes, writer: asyncio.StreamWriter, headers: dict[str, str]
+    ) -> bool:
+        fault = self._next_fault(body)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         if fault == "hang":
@@ -177,10 +244,18 @@ class FakeServer:
             extra = {"retry-after": "0"} if fault == "429" else {}
             self._write(writer, int(fault), error.encode(), extra)
             return True
+        if fault == "401echo":
+            given = headers.get("authorization", "").removeprefix("Bearer ").strip()
+            message = f"Incorrect API key provided: {given}. You can find your API key at https://example"
+            error = json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": 401}})
+            self._write(writer, 401, error.encode())
+            return True
         if fault == "garbage":
             self._write(writer, 200, b"<html>\x00\xff not json {{{")
             return True
         text = self.reply(payload) if callable(self.reply) else self.reply
+        if fault == "big":
+            text = ("A 5 MB answer. " * (BIG_BYTES // 15 + 1))[:BIG_BYTES]
         messages = payload.get("messages") or []
         prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
         response = {
@@ -197,6 +272,10 @@ class FakeServer:
                 "total_tokens": prompt_tokens + len(text) // 4 + 1,
             },
         }
+        if fault == "empty":
+            response["choices"] = []
+        elif fault == "null":
+            response["choices"][0]["message"]["content"] = None
         self._write(writer, 200, json.dumps(response).encode())
         return True
 
@@ -225,8 +304,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument(
+        "--mix", default="", help="deterministic fault shares, e.g. 429=0.1,500=0.05,drop=0.05"
+    )
     args = parser.parse_args()
-    server = FakeServer(delay_s=args.delay, port=args.port)
+    server = FakeServer(delay_s=args.delay, port=args.port, mix=parse_mix(args.mix))
 
     async def run() -> None:
         srv = await server.serve()

@@ -57,20 +57,32 @@ class RequestStore:
     """A SQLite request store. Every ``put`` commits, so a killed run loses at most in-flight calls.
 
     Safe to share between processes (WAL); one connection per store object, used from one thread.
+    ``read_only=True`` opens an existing store for replay without writing anything (it may sit on a read-only
+    file or directory). Opening fails with ``OSError`` or ``sqlite3.Error`` when the store cannot be used.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
+        if read_only:
+            self._conn = _open_read_only(self.path)
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(
             str(self.path), timeout=30.0, isolation_level=None, check_same_thread=False
         )
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(_SCHEMA)
-        self._conn.execute(
-            "INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-        )
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.executescript(_SCHEMA)
+            self._conn.execute(
+                "INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+            self._conn.execute("BEGIN IMMEDIATE")  # proves the store is writable now, not at the first answer
+            self._conn.execute("ROLLBACK")
+        except BaseException:
+            self._conn.close()
+            raise
 
     def get(self, key: str) -> StoredResponse | None:
         row = self._conn.execute(
@@ -90,6 +102,8 @@ class RequestStore:
         canonical: str,
         response: StoredResponse,
     ) -> None:
+        if self.read_only:
+            raise sqlite3.OperationalError("the request store was opened read-only (llm.replay_only)")
         self._conn.execute(
             "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -116,3 +130,22 @@ class RequestStore:
 
     def close(self) -> None:
         self._conn.close()
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """Open an existing store without writing: ``mode=ro``, else ``immutable=1`` (a read-only directory,
+    where SQLite cannot create the WAL index)."""
+    if not path.is_file():
+        raise FileNotFoundError(f"no request store at {path}")
+    uri = path.resolve().as_uri()
+    last: sqlite3.Error | None = None
+    for flags in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{uri}?{flags}", uri=True, timeout=30.0, check_same_thread=False)
+        try:
+            conn.execute("SELECT COUNT(*) FROM responses").fetchone()
+            return conn
+        except sqlite3.Error as exc:
+            conn.close()
+            last = exc
+    assert last is not None
+    raise last

@@ -46,6 +46,37 @@ class Failure:
     retryable: bool
     cause: str
     retry_after: float | None = None
+    status: int | None = None  # the HTTP status, when there is one
+
+
+class EmptyResponseError(Exception):
+    """A 200 answer without an answer: no choices, or a null message without a budget/filter stop.
+
+    A provider fault (retried, never recorded as a move or stored), not the model's behaviour.
+    """
+
+
+# A null content with one of these finish reasons is the model's behaviour (it spent its budget thinking, or
+# was filtered): recorded as an empty answer. Any other null content is a broken provider answer.
+BEHAVIOURAL_FINISH = frozenset({"length", "content_filter"})
+
+
+def answer_text(response: Any) -> str:
+    """The text of the first choice; raises :class:`EmptyResponseError` when the answer is missing."""
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        raise EmptyResponseError("HTTP 200 with no choices")
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    content = getattr(message, "content", None)
+    if content is None:
+        refusal = getattr(message, "refusal", None)
+        if isinstance(refusal, str) and refusal:
+            return sanitize_text(refusal)  # a refusal is behaviour: recorded as the answer
+        if getattr(choice, "finish_reason", None) in BEHAVIOURAL_FINISH:
+            return ""
+        raise EmptyResponseError("HTTP 200 with null message content")
+    return sanitize_text(content)
 
 
 def sanitize_text(text: Any) -> str:
@@ -77,6 +108,8 @@ def classify(exc: BaseException) -> Failure | None:
     import openai
 
     cause = f"{type(exc).__name__}: {str(exc).strip()[:300]}"
+    if isinstance(exc, EmptyResponseError):
+        return Failure(True, f"empty provider response ({exc})")
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError, httpx.TimeoutException)):
         return Failure(True, f"timeout ({cause})")
     if isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):  # includes openai timeouts
@@ -84,7 +117,7 @@ def classify(exc: BaseException) -> Failure | None:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         retryable = status in RETRYABLE_STATUS or status >= 500
-        return Failure(retryable, f"HTTP {status} {cause}", _retry_after(exc) if retryable else None)
+        return Failure(retryable, f"HTTP {status} {cause}", _retry_after(exc) if retryable else None, status)
     if isinstance(exc, (openai.APIResponseValidationError, ValueError)) and "json" in str(exc).lower():
         return Failure(True, f"malformed provider response ({cause})")
     if isinstance(exc, openai.OpenAIError):
@@ -120,9 +153,7 @@ async def call_litellm(
     start = time.perf_counter()
     response = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=timeout_s + 1.0)
     latency = time.perf_counter() - start
-    choices = getattr(response, "choices", None) or []
-    message = getattr(choices[0], "message", None) if choices else None
-    text = sanitize_text(getattr(message, "content", None))
+    text = answer_text(response)
     usage = getattr(response, "usage", None)
     prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
