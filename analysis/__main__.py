@@ -17,6 +17,7 @@ SUBCOMMAND_MODULES = (
     "analysis.reliance.cli",
     "analysis.calibration.cli",
     "analysis.arena.cli",
+    "analysis.conformance.cli",
     "analysis.trust_game.cli",
     "analysis.reference_cli",
 )

@@ -1,13 +1,21 @@
-"""Seeded arithmetic puzzle generator (single/two-digit operands, integer answers 4–90, no repeats in a game)."""
+"""Seeded arithmetic puzzle generator: single/two-digit operands, integer answers 4–90.
+
+Puzzles never repeat within a game (distinct texts and distinct answers) nor within a session: the caller
+passes the session's used texts, as the reference study drew its question bank without replacement.
+"""
 
 from __future__ import annotations
 
 import random
+from collections import Counter
+from functools import cache
 
 from games.escape_room.types import Puzzle
+from trustsim.errors import ConfigError
 
 MIN_ANSWER = 4
 MAX_ANSWER = 90
+_MAX_REJECTIONS = 200  # rejected draws before drawing from the enumerated remainder instead
 
 
 def _draw(rng: random.Random) -> tuple[str, int]:
@@ -29,18 +37,78 @@ def _draw(rng: random.Random) -> tuple[str, int]:
     return f"{answer * b} ÷ {b}", answer
 
 
-def generate_puzzles(rng: random.Random, count: int) -> list[Puzzle]:
-    """Draw ``count`` distinct puzzles (distinct texts and distinct answers), indexed 1..count."""
+@cache
+def all_puzzles() -> tuple[tuple[str, int], ...]:
+    """Every (text, answer) the generator can produce with an answer in range, in a fixed order."""
+    found: dict[str, int] = {}
+    for a in range(2, 61):
+        for b in range(2, max(MAX_ANSWER - a, 2) + 1):
+            found[f"{a} + {b}"] = a + b
+    for a in range(MIN_ANSWER + 1, 100):
+        for b in range(1, a - MIN_ANSWER + 1):
+            found[f"{a} - {b}"] = a - b
+    for a in range(2, 13):
+        for b in range(2, MAX_ANSWER // a + 1):
+            found[f"{a} × {b}"] = a * b
+    for b in range(2, 10):
+        for answer in range(MIN_ANSWER, 99 // b + 1):
+            found[f"{answer * b} ÷ {b}"] = answer
+    return tuple((t, v) for t, v in found.items() if MIN_ANSWER <= v <= MAX_ANSWER)
+
+
+@cache
+def max_session_games(seats: int) -> int:
+    """Games one session can always be dealt without repeating a puzzle.
+
+    A game needs ``seats`` puzzles with distinct answers; after any ``g`` games, ``T - seats*g`` texts remain
+    and at most ``M`` of them share an answer, so the next game is guaranteed while
+    ``T - seats*g > (seats - 1) * M``.
+    """
+    pool = all_puzzles()
+    per_answer = max(Counter(v for _, v in pool).values())
+    return max(0, (len(pool) - (seats - 1) * per_answer - 1) // seats + 1)
+
+
+def check_session_size(games: int, seats: int, key: str = "game.games") -> None:
+    """Config error (at start) when a session needs more distinct puzzles than the generator supplies."""
+    limit = max_session_games(seats)
+    if games > limit:
+        raise ConfigError(
+            key,
+            f"a session of {games} games needs {games * seats} distinct puzzles ({seats} per game, none "
+            f"repeated in a session); the generator supplies {len(all_puzzles())} puzzles, enough for at most "
+            f"{limit} games per session",
+        )
+
+
+def generate_puzzles(rng: random.Random, count: int, used: set[str] | None = None) -> list[Puzzle]:
+    """Draw ``count`` distinct puzzles (distinct texts and answers), indexed 1..count, none of whose texts is
+    in ``used``; the drawn texts are added to ``used`` (the session's puzzles so far)."""
+    used = used if used is not None else set()
     texts: set[str] = set()
     answers: set[int] = set()
     puzzles: list[Puzzle] = []
+    rejected = 0
+
+    def fits(text: str, answer: int) -> bool:
+        return text not in texts and text not in used and answer not in answers
+
     while len(puzzles) < count:
         text, answer = _draw(rng)
-        if text in texts or answer in answers or not MIN_ANSWER <= answer <= MAX_ANSWER:
-            continue
+        if not (fits(text, answer) and MIN_ANSWER <= answer <= MAX_ANSWER):
+            rejected += 1
+            if rejected < _MAX_REJECTIONS:
+                continue
+            remaining = [(t, v) for t, v in all_puzzles() if fits(t, v)]
+            if not remaining:
+                raise ConfigError(
+                    "game.games", f"the puzzle generator ran out of unused puzzles after {len(used)} puzzles"
+                )
+            text, answer = rng.choice(remaining)
         texts.add(text)
         answers.add(answer)
         puzzles.append(Puzzle(index=len(puzzles) + 1, text=f"What is {text}?", answer=answer))
+    used.update(p.text.removeprefix("What is ").removesuffix("?") for p in puzzles)
     return puzzles
 
 

@@ -3,17 +3,47 @@
 A round: every alive seat's requested action is checked for legality (illegal → invalid, resolved as pass);
 verifications resolve first in seat order; then one volunteer, chosen uniformly at random, submits its
 password; if nobody volunteered one alive seat is eliminated uniformly at random.
+
+Rule options (:class:`RuleOptions`) default to the reference study's behaviour (``docs/escape_room.md``).
 """
 
 from __future__ import annotations
 
 import random
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from games.escape_room.types import Action, Capsule, CapsuleView, Puzzle, RoundReport, VerificationReport
 
 WRONG_PASSWORD = "wrong_password"
 NO_VOLUNTEER = "no_volunteer"
+
+Draw = Callable[[str, Sequence[str]], str]
+"""``draw(kind, options) -> option``: picks the volunteer (``kind="volunteer"``) or the eliminated seat
+(``kind="eliminate"``). The default draws uniformly with the game's RNG; a replay passes recorded draws."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOptions:
+    """Rule variants. Defaults are the reference study's rules.
+
+    ``own_verify``: ``charge`` — a seat may verify its own puzzle; it costs a coin, counts as a verification
+    and changes no capsule (reference); ``illegal`` — recorded invalid, resolved as pass.
+    ``capsule_names``: ``lenient`` — a password names capsules as the reference resolved them (an exact label
+    first, else the first capsule created by a named seat, else the first endorsed by one); ``exact`` — only
+    exact labels.
+    ``malformed_volunteer``: ``pass`` — a volunteer whose password misses a puzzle or names no capsule is
+    invalid and resolves as pass; ``die`` (reference) — it stays a volunteer (still recorded invalid) and,
+    if chosen, dies as a wrong password.
+    """
+
+    own_verify: str = "charge"
+    capsule_names: str = "lenient"
+    malformed_volunteer: str = "pass"
+
+
+MALFORMED_PASSWORD = ("incomplete_password", "missing_capsule")
 
 
 @dataclass(slots=True)
@@ -32,6 +62,7 @@ class GameState:
     escape_round: int | None = None
     deaths: list[tuple[str, str, int]] = field(default_factory=list)  # (seat, cause, round)
     reports: list[RoundReport] = field(default_factory=list)
+    rules: RuleOptions = field(default_factory=RuleOptions)
 
     @property
     def over(self) -> bool:
@@ -56,8 +87,29 @@ class GameState:
         }
 
     def find_capsule(self, puzzle: int, label: str) -> Capsule | None:
+        """The capsule of ``puzzle`` labelled exactly ``label``."""
         for capsule in self.capsules.get(puzzle, ()):
             if capsule.label == label:
+                return capsule
+        return None
+
+    def resolve_capsule(self, puzzle: int, name: str) -> Capsule | None:
+        """The capsule a password's ``name`` selects for ``puzzle`` under the rules' ``capsule_names``.
+
+        Lenient (reference ``_find_matching_capsule``): an exact label; else the seats named after the dash
+        (``Q4-C``, ``Q1-A+C+B``, ``Q1-A,B``) select the first capsule whose creator is among them, else the
+        first capsule any of them endorses.
+        """
+        exact = self.find_capsule(puzzle, name)
+        if exact is not None or self.rules.capsule_names == "exact" or "-" not in name:
+            return exact
+        named = {s.strip() for s in re.split(r"[+,]", name.split("-", 1)[1]) if s.strip()}
+        capsules = self.capsules.get(puzzle, ())
+        for capsule in capsules:
+            if capsule.endorsers and capsule.endorsers[0] in named:
+                return capsule
+        for capsule in capsules:
+            if named & set(capsule.endorsers):
                 return capsule
         return None
 
@@ -66,7 +118,12 @@ class GameState:
 
 
 def new_game(
-    puzzles: list[Puzzle], owners: dict[int, str], sealed: dict[int, int], coins: int, max_rounds: int
+    puzzles: list[Puzzle],
+    owners: dict[int, str],
+    sealed: dict[int, int],
+    coins: int,
+    max_rounds: int,
+    rules: RuleOptions | None = None,
 ) -> GameState:
     """Seal every seat's answer into a capsule for its puzzle, endorsed by its owner."""
     seats = tuple(sorted(owners.values()))
@@ -89,6 +146,7 @@ def new_game(
         coins={s: coins for s in seats},
         alive=list(seats),
         max_rounds=max_rounds,
+        rules=rules or RuleOptions(),
     )
 
 
@@ -99,7 +157,7 @@ def illegal_reason(state: GameState, seat: str, action: Action) -> str | None:
     if action.kind == "verify":
         if action.target not in state.puzzles:
             return "bad_target"
-        if state.owners[action.target] == seat:
+        if state.owners[action.target] == seat and state.rules.own_verify == "illegal":
             return "verify_own_puzzle"
         if state.coins[seat] <= 0:
             return "no_coins"
@@ -109,30 +167,64 @@ def illegal_reason(state: GameState, seat: str, action: Action) -> str | None:
         if set(password) != set(state.puzzles):
             return "incomplete_password"
         for k, label in password.items():
-            if state.find_capsule(k, label) is None:
+            if state.resolve_capsule(k, label) is None:
                 return "missing_capsule"
         return None
     return "unknown_action"
 
 
+def resolved_action(state: GameState, action: Action, reason: str | None) -> Action:
+    """What an action resolves as, given its illegality ``reason``: itself when legal, else pass — except a
+    malformed password under ``malformed_volunteer=die``, which stays a (doomed) volunteer."""
+    if reason is None:
+        return action
+    if (
+        reason in MALFORMED_PASSWORD
+        and action.kind == "volunteer"
+        and state.rules.malformed_volunteer == "die"
+    ):
+        return Action("volunteer", password=dict(action.password or {}))
+    return Action.pass_()
+
+
 def _verify(state: GameState, seat: str, puzzle: int, answer: int) -> VerificationReport:
     state.coins[seat] -= 1
+    if state.owners[puzzle] == seat:  # own puzzle (legal only with own_verify=charge): no capsule changes
+        own = state.capsules[puzzle][0]
+        return VerificationReport(seat, puzzle, own.label, False, True, tuple(own.endorsers))
     for capsule in state.capsules[puzzle]:
         if capsule.value == answer:
-            if seat not in capsule.endorsers:
+            already = seat in capsule.endorsers
+            if not already:
                 capsule.endorsers.append(seat)
-            return VerificationReport(seat, puzzle, capsule.label, created=False)
+            return VerificationReport(seat, puzzle, capsule.label, False, already, tuple(capsule.endorsers))
     existing = {c.label for c in state.capsules[puzzle]}
     label, n = f"Q{puzzle}-{seat}", 2
     while label in existing:
         label, n = f"Q{puzzle}-{seat}{n}", n + 1
     state.capsules[puzzle].append(Capsule(label=label, puzzle=puzzle, value=answer, endorsers=[seat]))
-    return VerificationReport(seat, puzzle, label, created=True)
+    return VerificationReport(seat, puzzle, label, created=True, endorsers=(seat,))
+
+
+def resolve_password(state: GameState, password: dict[int, str]) -> dict[int, str]:
+    """The labels a password's names select now (see :meth:`GameState.resolve_capsule`); a name that
+    selects nothing is kept as written."""
+    out = {}
+    for k, name in sorted(password.items()):
+        capsule = state.resolve_capsule(k, name)
+        out[k] = capsule.label if capsule is not None else name
+    return out
 
 
 def password_correct(state: GameState, password: dict[int, str]) -> bool:
-    """Numeric check of every slot of a (legal) password."""
-    return all(state.find_capsule(k, label).value == state.puzzles[k].answer for k, label in password.items())
+    """Numeric check of every slot; a missing slot or a name that selects no capsule is wrong."""
+    if set(password) != set(state.puzzles):
+        return False
+    for k, name in password.items():
+        capsule = state.resolve_capsule(k, name)
+        if capsule is None or capsule.value != state.puzzles[k].answer:
+            return False
+    return True
 
 
 def resolve_round(
@@ -141,11 +233,19 @@ def resolve_round(
     verify_answers: dict[str, int],
     rng: random.Random,
     game: int = 1,
+    draw: Draw | None = None,
 ) -> RoundReport:
     """Apply one round of already-legal actions (seat → action) and return the public report.
 
-    ``verify_answers`` holds each verifier's private answer to its target puzzle.
+    ``verify_answers`` holds each verifier's private answer to its target puzzle. The volunteer and the
+    eliminated seat are drawn uniformly with ``rng`` unless ``draw`` is given (a replay of recorded draws).
+    Password names resolve after the round's verifications, as in the reference.
     """
+    if draw is None:
+
+        def draw(kind: str, options: Sequence[str]) -> str:
+            return options[rng.randrange(len(options))]
+
     state.round += 1
     verifications = tuple(
         _verify(state, seat, resolved[seat].target, verify_answers[seat])  # type: ignore[arg-type]
@@ -158,16 +258,17 @@ def resolve_round(
     correct: bool | None = None
     deaths: list[tuple[str, str]] = []
     if volunteers:
-        chosen = volunteers[rng.randrange(len(volunteers))]
-        password = resolved[chosen].password
-        correct = password_correct(state, password)  # type: ignore[arg-type]
+        chosen = draw("volunteer", volunteers)
+        named = resolved[chosen].password
+        correct = password_correct(state, named)  # type: ignore[arg-type]
+        password = resolve_password(state, named)  # type: ignore[arg-type]
         if correct:
             state.escaped = True
             state.escape_round = state.round
         else:
             deaths.append((chosen, WRONG_PASSWORD))
     else:
-        victim = state.alive[rng.randrange(len(state.alive))]
+        victim = draw("eliminate", tuple(state.alive))
         deaths.append((victim, NO_VOLUNTEER))
     for seat, cause in deaths:
         state.alive.remove(seat)

@@ -116,6 +116,8 @@ class VerificationReport:
     puzzle: int
     capsule: str
     created: bool  # True when the verifier's answer matched no capsule and opened a new one
+    already: bool = False  # True when the verifier already endorsed the matching capsule (e.g. its own)
+    endorsers: tuple[str, ...] = ()  # the capsule's endorsers right after this verification
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +139,7 @@ class RoundReport:
         """A compact human-readable announcement (what LLM agents read)."""
         parts = [f"Round {self.round}: " + ", ".join(f"{s} {a}" for s, a in self.actions.items()) + "."]
         for v in self.verifications:
-            verb = "disagreed and opened" if v.created else "endorsed"
+            verb = "disagreed and opened" if v.created else "already endorsed" if v.already else "endorsed"
             parts.append(f"{v.seat} verified Q{v.puzzle} and {verb} capsule {v.capsule}.")
         if self.chosen_volunteer:
             ok = "correct: the team escaped" if self.password_correct else "wrong"

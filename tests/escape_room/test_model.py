@@ -40,7 +40,6 @@ def play(a_decisions: list[Decision], coins: int = 4):
 @pytest.mark.parametrize(
     ("decision", "reason"),
     [
-        (Decision(Action.verify(1)), "verify_own_puzzle"),
         (Decision(None, raw_text="I think I will... maybe", parse_error="no JSON"), "unparseable"),
         (Decision(Action.volunteer({1: "Q1-A", 2: "Q2-B", 3: "Q3-C", 4: "Q4-nobody"})), "missing_capsule"),
         (Decision(Action.verify(7)), "bad_target"),
