@@ -7,11 +7,12 @@ from typing import Any
 
 from games.arena.model import MatchRecord
 from games.arena.rules import COOPERATE, DEFECT
+from trustsim.rundir import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the one schema, re-exported
 
 MOVE_COLUMNS = [
     "run_id", "session", "match", "match_index", "round", "seat", "player", "model", "opponent",
     "opponent_model", "intended", "move", "flipped", "opponent_move", "payoff", "opponent_payoff",
-    "cum_payoff", "p_opponent_cooperates", "valid", "invalid_reason", "p_invalid_reason", "latency_s",
+    "cum_payoff", "p_opponent_cooperates", "valid", "invalid_reason", "p_invalid_reason",
     "prompt_tokens", "completion_tokens", "temptation", "horizon", "noise", "identity",
 ]  # fmt: skip
 MATCH_COLUMNS = [
@@ -19,10 +20,6 @@ MATCH_COLUMNS = [
     "rounds", "payoff_a", "payoff_b", "mean_payoff_a", "mean_payoff_b", "coop_a", "coop_b", "mutual_coop",
     "mutual_defect", "first_defection_a", "first_defection_b", "invalid_a", "invalid_b", "temptation",
     "horizon", "continuation", "announced_rounds", "noise", "identity",
-]  # fmt: skip
-PREDICTION_COLUMNS = [
-    "run_id", "game_type", "cluster", "model", "agent", "memory", "schedule", "subject", "subject_kind",
-    "game", "round", "p", "outcome", "p_exact", "source", "item",
 ]  # fmt: skip
 
 
@@ -79,7 +76,6 @@ def move_rows(rec: MatchRecord, meta: MatchMeta) -> list[dict[str, Any]]:
                     "valid": d.valid,
                     "invalid_reason": d.invalid_reason,
                     "p_invalid_reason": d.p_invalid_reason if meta.states_confidence[seat] else None,
-                    "latency_s": d.latency_s,
                     "prompt_tokens": d.prompt_tokens,
                     "completion_tokens": d.completion_tokens,
                     "temptation": meta.temptation,

@@ -8,6 +8,7 @@ from games.escape_room.model import GameRecord
 from games.escape_room.options import PARTNER_SEAT
 from games.escape_room.rules import GameState
 from games.escape_room.types import CapsuleView
+from trustsim.rundir import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the one schema, re-exported
 
 PUZZLES = (1, 2, 3, 4)
 DECISION_COLUMNS = [
@@ -33,7 +34,6 @@ DECISION_COLUMNS = [
     "resolved_action",
     "verify_partner",
     *(f"conf_Q{k}" for k in PUZZLES),
-    "latency_s",
     "prompt_tokens",
     "completion_tokens",
 ]
@@ -80,24 +80,6 @@ AGENT_GAME_COLUMNS = [
     "coins",
     "score",
     "verifications",
-]
-PREDICTION_COLUMNS = [
-    "run_id",
-    "game_type",
-    "cluster",
-    "model",
-    "agent",
-    "memory",
-    "schedule",
-    "subject",
-    "subject_kind",
-    "game",
-    "round",
-    "p",
-    "outcome",
-    "p_exact",
-    "source",
-    "item",
 ]
 
 
@@ -159,7 +141,6 @@ class TableBuilder:
                 invalid_reason=d.invalid_reason,
                 resolved_action=d.resolved.kind,
                 verify_partner=d.resolved.kind == "verify" and d.resolved.target == rec.partner_puzzle,
-                latency_s=round(d.decision.latency_s, 4),
                 prompt_tokens=d.decision.prompt_tokens,
                 completion_tokens=d.decision.completion_tokens,
             )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from trustsim.rundir import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the one schema, re-exported
+
 STAGE_COLUMNS = [
     "run_id", "session", "set", "item", "item_index", "scenario", "blueprint", "category", "process",
     "pair", "pair_side", "pair_stable", "stage", "n_stages", "node", "history", "agent", "model",
@@ -10,16 +12,11 @@ STAGE_COLUMNS = [
     "q_chosen", "v_star", "q_max", "value_range", "regret", "immediate_cost", "is_test", "test_benefit",
     "zero_benefit_test", "useful_test_available", "support_optimal", "support_target_wrong",
     "protective", "protective_optimal", "confidence", "p_exact", "outcome", "observation", "cost",
-    "latency_s", "prompt_tokens", "completion_tokens",
+    "prompt_tokens", "completion_tokens",
 ]  # fmt: skip
 
 SCENARIO_COLUMNS = [
     "run_id", "session", "set", "item", "item_index", "scenario", "blueprint", "category", "process",
     "pair", "pair_side", "agent", "model", "show_posterior", "decisions", "stages_reached", "n_stages",
     "all_optimal", "error", "total_cost", "v_star_root", "adaptation_value",
-]  # fmt: skip
-
-PREDICTION_COLUMNS = [
-    "run_id", "game_type", "cluster", "model", "agent", "memory", "schedule", "subject", "subject_kind",
-    "game", "round", "p", "outcome", "p_exact", "source", "item",
 ]  # fmt: skip

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from trustsim import __version__
 from trustsim.extract.extractor import Extraction
-from trustsim.records import format_cell, write_json_atomic
+from trustsim.rundir import PREDICTIONS, Manifest, TableSchema, write_table
 
-PREDICTION_COLUMNS = [
-    "run_id", "game_type", "cluster", "model", "agent", "memory", "schedule", "subject", "subject_kind",
-    "game", "round", "p", "outcome", "p_exact", "source", "item",
-]  # fmt: skip
-EXTRACTION_COLUMNS = ["run_id", "cluster", "game", "round", "item", "p", "reason", "raw"]
+EXTRACTIONS = TableSchema("extractions", ("run_id", "cluster", "game", "round", "item", "p", "reason", "raw"))
 
 
 def prediction_row(ex: Extraction, source: str) -> dict[str, Any]:
@@ -40,36 +33,33 @@ def write_outputs(
     Row ``run_id`` values are the *source* runs (so resampling clusters stay per source run and match).
     """
     out.mkdir(parents=True, exist_ok=True)
-    for name, cols, rows in (
-        ("predictions.csv", PREDICTION_COLUMNS, [prediction_row(e, source) for e in extractions]),
-        (
-            "extractions.csv",
-            EXTRACTION_COLUMNS,
+    tables = {
+        PREDICTIONS.name: write_table(
+            out / PREDICTIONS.file, PREDICTIONS.columns, [prediction_row(e, source) for e in extractions]
+        ),
+        EXTRACTIONS.name: write_table(
+            out / EXTRACTIONS.file,
+            EXTRACTIONS.columns,
             [
-                {**{k: e.item.row.get(k) for k in ("run_id", "cluster", "game", "round", "item")}}
+                {k: e.item.row.get(k) for k in ("run_id", "cluster", "game", "round", "item")}
                 | {"p": e.p, "reason": e.reason, "raw": e.raw}
                 for e in extractions
             ],
         ),
-    ):
-        with (out / name).open("w", encoding="utf-8", newline="") as fh:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(cols)
-            w.writerows([[format_cell(r.get(c)) for c in cols] for r in rows])
+    }
     n_p = sum(e.p is not None for e in extractions)
-    write_json_atomic(
-        out / "manifest.json",
-        {
-            "trustsim_version": __version__,
-            "run_id": f"extract-{out.name}",
-            "game": game_type,
-            "status": status,
-            "failure": None,
-            "cell": {"model": extractor_model, "source": source},
-            "experiment": "extract",
-            "sources": list(sources),
-            "timings": {"finished": datetime.now(UTC).isoformat(timespec="seconds")},
-            "counts": {"items": len(extractions), "with_probability": n_p, "missing": len(extractions) - n_p},
-            "llm": llm_stats or {},
-        },
+    manifest = Manifest(
+        out,
+        run_id=f"extract-{out.name}",
+        game=game_type,
+        experiment="extract",
+        sources=list(sources),
+        events=False,  # an extraction has no event log
+    )
+    manifest.finish(
+        status,
+        cell={"model": extractor_model, "source": source},
+        counts={"items": len(extractions), "with_probability": n_p, "missing": len(extractions) - n_p},
+        llm=llm_stats or {},
+        tables=tables,
     )

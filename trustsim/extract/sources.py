@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 from trustsim.extract.items import ReasoningItem
+from trustsim.rundir import EVENTS, DataWarning, RunDirError, iter_events, read_manifest
 
 SCHEDULE_TOKENS = ("mid2strike", "3strike", "2strike", "1strike", "recovery", "recur", "smooth", "dcorrect")
 _REASONING = re.compile(r"REASONING:\s*(.*)", re.DOTALL | re.IGNORECASE)
@@ -97,28 +99,27 @@ def _correctness_list(settings: dict) -> list:
     return []
 
 
-def _run_events(run_dir: Path) -> tuple[dict, Iterator[dict]]:
-    """A run directory's manifest and its events, read up to a truncated last line."""
-    events_path = run_dir / "events.jsonl"
-    if not events_path.exists():
-        raise SourceError(f"{events_path}: missing")
-    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-
-    def events() -> Iterator[dict]:
-        with events_path.open(encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError:
-                    return  # a truncated last line: keep what came before
-
-    return manifest, events()
+def _run_events(run_dir: Path) -> tuple[dict, Iterator[dict]] | None:
+    """A run directory's manifest and its readable events, following the damage rule of
+    :mod:`trustsim.rundir`: damaged event lines are skipped with a warning naming the file and line; a run
+    whose manifest or events file is unreadable is skipped with a warning (None)."""
+    try:
+        manifest = read_manifest(run_dir)
+        if not (run_dir / EVENTS).exists():
+            raise RunDirError(f"{run_dir / EVENTS}: missing")
+    except RunDirError as exc:
+        warnings.warn(f"{exc}; skipped this run", DataWarning, stacklevel=3)
+        return None
+    return manifest, iter_events(run_dir)
 
 
 def arena_run(run_dir: Path, only_missing: bool = True) -> Iterator[ReasoningItem]:
     """Items from an arena run directory: ``move`` events with reasoning (by default only those whose
     stated probability is missing). The outcome is the opponent's executed move that round."""
-    manifest, events = _run_events(run_dir)
+    opened = _run_events(run_dir)
+    if opened is None:
+        return
+    manifest, events = opened
     run_id = str(manifest.get("run_id") or run_dir.name)
     moves: dict[tuple, dict] = {}
     starts: dict[str, dict] = {}
@@ -165,7 +166,10 @@ def escape_room_run(run_dir: Path) -> Iterator[ReasoningItem]:
     ``d_correct`` (from ``game_start``). Native confidence in the same run stays in its own source, so the
     two can be compared decision by decision.
     """
-    manifest, events = _run_events(run_dir)
+    opened = _run_events(run_dir)
+    if opened is None:
+        return
+    manifest, events = opened
     run_id = str(manifest.get("run_id") or run_dir.name)
     cell = manifest.get("cell") or {}
     starts: dict[tuple, dict] = {}

@@ -1,0 +1,81 @@
+"""The run directory's file names, table schemas, event envelope and event units (no engine imports)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MANIFEST = "manifest.json"
+EVENTS = "events.jsonl"
+LOCK = ".trustsim.lock"
+
+#: Fields every event may carry, in this order: ``seq`` (0-based, contiguous) and ``type`` always; ``session``,
+#: ``game`` and ``round`` where they apply. Games add their own fields after these.
+EVENT_ENVELOPE = ("seq", "type", "session", "game", "round")
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """One CSV table of a run directory: ``<name>.csv`` with these columns, in this order."""
+
+    name: str
+    columns: tuple[str, ...]
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", tuple(self.columns))
+        if len(set(self.columns)) != len(self.columns):
+            dup = sorted({c for c in self.columns if self.columns.count(c) > 1})
+            raise ValueError(f"table {self.name!r}: duplicate column(s) {dup}")
+
+    @property
+    def file(self) -> str:
+        """The file name inside a run directory."""
+        return f"{self.name}.csv"
+
+
+PREDICTION_COLUMNS = [
+    "run_id", "game_type", "cluster", "model", "agent", "memory", "schedule", "subject", "subject_kind",
+    "game", "round", "p", "outcome", "p_exact", "source", "item",
+]  # fmt: skip
+#: The calibration contract every game writes (docs/run_directory.md, "predictions.csv").
+PREDICTIONS = TableSchema(
+    "predictions", tuple(PREDICTION_COLUMNS), "one row per stated probability: native confidence vs outcome"
+)
+
+
+@dataclass(frozen=True)
+class EventUnit:
+    """The unit of play a game brackets with a start and an end event (an escape-room game, an arena match).
+
+    ``key`` names the event fields that identify one unit; ``table_keys`` says how a table row names the same
+    unit, as a ``str.format`` template over the table's columns (``"*"``: every table not listed). The damage
+    rule of the reader keeps the table rows of units whose events are intact.
+    """
+
+    start: str
+    end: str
+    key: tuple[str, ...]
+    label: str
+    event_key: str
+    table_keys: dict[str, str] = field(default_factory=dict)
+
+    def table_key(self, table: str) -> str | None:
+        """The key template for rows of ``table`` (e.g. ``predictions``), None if the table has no units."""
+        return self.table_keys.get(table, self.table_keys.get("*"))
+
+
+#: Event units per game family (``manifest.game``); a game without an entry gets the file-level rule only.
+EVENT_UNITS: dict[str, EventUnit] = {
+    "escape_room": EventUnit(
+        "game_start", "game_end", ("session", "game"), "game", "s{session}/{game}",
+        {"*": "s{session}/{game}", "predictions": "{cluster}/{game}"},
+    ),
+    "arena": EventUnit(
+        "match_start", "match_end", ("match",), "match", "{match}",
+        {"moves": "{match}", "matches": "{match}", "predictions": "{cluster}"},
+    ),
+    "reliance": EventUnit(
+        "scenario_start", "scenario_end", ("session", "item"), "scenario", "s{session}/{item}",
+        {"*": "s{session}/{item}", "predictions": "{cluster}/{item}"},
+    ),
+}  # fmt: skip
