@@ -18,6 +18,7 @@ import numpy as np
 from agents.arena.base import ArenaPlayer
 from games.arena.rules import COOPERATE, Horizon, InvalidRule, Move, Payoffs, apply_noise, resolve_invalid
 from games.arena.types import Decision, MatchInfo, View
+from trustsim.mesa_base import Agent
 
 SEATS = ("A", "B")
 _STREAMS = {"horizon": 0, "noise": 1, "A": 2, "B": 3}
@@ -28,7 +29,7 @@ def stream(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([seed, _STREAMS[name]])
 
 
-class PlayerAgent(mesa.Agent):
+class PlayerAgent(Agent):
     """A seat in the match: a Mesa agent delegating decisions to its player strategy."""
 
     def __init__(self, model: ArenaModel, seat: str, player: ArenaPlayer) -> None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import itertools
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,29 +18,11 @@ from games.escape_room.options import PARTNER_SEAT, EscapeRoomOptions
 from games.escape_room.puzzles import generate_puzzles, plausible_wrong_answer
 from games.escape_room.rules import GameState, illegal_reason, new_game, resolve_round
 from games.escape_room.types import Action, CapsuleView, Decision, GameSummary, Observation, RoundReport
+from trustsim.mesa_base import Agent
 
 
-class _PerModelCounters:
-    """``unique_id`` counters keyed weakly by model.
-
-    Mesa 3.3's ``Agent._ids`` is a class-level ``defaultdict`` keyed by model, so every model ever created stays
-    alive; a job plays thousands of short games, so Seat keeps its own counters that die with their model.
-    """
-
-    def __init__(self) -> None:
-        self._counters: weakref.WeakKeyDictionary[mesa.Model, itertools.count] = weakref.WeakKeyDictionary()
-
-    def __getitem__(self, model: mesa.Model) -> itertools.count:
-        counter = self._counters.get(model)
-        if counter is None:
-            counter = self._counters[model] = itertools.count(1)
-        return counter
-
-
-class Seat(mesa.Agent):
+class Seat(Agent):
     """A player seat: a Mesa agent that delegates decisions to its policy (which persists across games)."""
-
-    _ids = _PerModelCounters()
 
     def __init__(self, model: EscapeRoomModel, seat: str, policy: EscapeRoomPolicy) -> None:
         super().__init__(model)

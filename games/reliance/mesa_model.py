@@ -19,6 +19,7 @@ from games.reliance.items import Item
 from games.reliance.simulate import draw, sample_initial, step
 from games.reliance.solver import Node, Solution
 from games.reliance.text import observation_text, posterior_text, rules_text
+from trustsim.mesa_base import Agent
 from trustsim.seeding import Seeder
 
 INFO_KINDS = ("test", "disclose", "message")
@@ -38,7 +39,7 @@ class Services:
     sample: int = 0
 
 
-class DecisionMaker(mesa.Agent):
+class DecisionMaker(Agent):
     """The agent under test."""
 
     def __init__(self, model: RelianceModel, policy: ReliancePolicy) -> None:
