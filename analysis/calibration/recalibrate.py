@@ -118,17 +118,26 @@ def fit(method: Method, p: ArrayLike, y: ArrayLike) -> Recalibrator:
     raise ValueError(f"unknown recalibration method {method!r} (use 'platt' or 'isotonic')")
 
 
+def fold_plan(n_clusters: int, n_rows: int, n_folds: int) -> tuple[str, int]:
+    """(unit, folds) that :func:`fold_ids` uses: ``("cluster", min(n_folds, n_clusters))``, or
+    ``("row", min(n_folds, n_rows))`` when there are fewer than 2 clusters (nothing to keep together)."""
+    if n_clusters < 2:
+        return "row", min(n_folds, n_rows)
+    return "cluster", min(n_folds, n_clusters)
+
+
 def fold_ids(clusters: ArrayLike, n_folds: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """Assign whole clusters to folds at random (near-equal numbers of clusters per fold).
 
-    With fewer than 2 clusters the rows themselves are split into folds (there is no grouping to keep).
+    With fewer than 2 clusters the rows themselves are split into folds (there is no grouping to keep):
+    see :func:`fold_plan`.
     """
     c = np.asarray(clusters).ravel()
     _, inv = np.unique(c, return_inverse=True)
     n_groups = int(inv.max()) + 1 if c.size else 0
-    if n_groups < 2:
+    unit, k = fold_plan(n_groups, c.size, n_folds)
+    if unit == "row":
         inv, n_groups = np.arange(c.size), c.size
-    k = min(n_folds, n_groups)
     if k < 2:
         raise ValueError(f"cross-fitting needs at least 2 clusters or rows, got {n_groups}")
     group_fold = rng.permutation(n_groups) % k

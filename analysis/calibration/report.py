@@ -9,7 +9,17 @@ import pandas as pd
 
 from analysis.calibration import figures
 from analysis.calibration.load import cell_columns
-from analysis.calibration.tables import BASE_KEYS, BREAKDOWNS, Settings, measure_table, reliability_table
+from analysis.calibration.recalibrate import fold_plan
+from analysis.calibration.tables import (
+    BASE_KEYS,
+    BREAKDOWNS,
+    MIN_RECALIBRATION_PAIRS,
+    Settings,
+    measure_table,
+    reliability_table,
+)
+
+MAX_EXACT_DISTINCT = 101  # analysis.calibration.intervals.murphy_groups: exact grouping up to this many p
 
 
 def _fmt(row: pd.Series, name: str, digits: int = 3) -> str:
@@ -54,6 +64,11 @@ def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: 
     summary = measure_table(df, BASE_KEYS, settings, recalibrate=True)
     written["summary"] = out_dir / "summary.csv"
     summary.to_csv(written["summary"], index=False)
+    distinct = df[df["p"].notna()].groupby(list(BASE_KEYS), sort=True, dropna=False)["p"].nunique()
+    if not summary.empty:
+        summary["distinct_p"] = [
+            int(distinct.get(tuple(r[k] for k in BASE_KEYS), 0)) for _, r in summary.iterrows()
+        ]
     breakdowns: dict[str, pd.DataFrame] = {}
     skipped: list[str] = []
     extra = {
@@ -105,7 +120,8 @@ def _markdown(
         "",
         f"Intervals: {pct}% percentile cluster bootstrap ({settings.n_resamples} resamples, cluster = run "
         f"session or arena match, seed {settings.seed}). ECE with {settings.n_bins} bins. Recalibrated "
-        f"Brier scores are cross-fitted ({settings.n_folds} folds of whole clusters, out-of-fold). "
+        f"Brier scores are cross-fitted ({settings.n_folds} folds of whole clusters, out-of-fold; fewer "
+        "folds, or folds of rows, where the clusters do not allow it: see Notes). "
         "`bias` = mean stated p − observed frequency (> 0 over-confident that the event happens, < 0 under-). "
         "Missing confidences are counted, never scored. Native and extracted confidence are separate sources.",
         "",
@@ -131,11 +147,24 @@ def _markdown(
         )
     header = ["source", "game", "model", "n", "missing", "clusters", "Brier", "log loss", "ECE (width)"]
     parts.append(_md_table([*header, "ECE (mass)", "bias"], rows))
-    parts += ["", "## Murphy decomposition and recalibration", ""]
+    parts += [
+        "",
+        "## Murphy decomposition and recalibration",
+        "",
+        f"`Brier = reliability − resolution + uncertainty` holds exactly when the forecasts are grouped by "
+        f"their distinct values, which is done when a row has at most {MAX_EXACT_DISTINCT} distinct p "
+        f"(`exact`). With more distinct values they are grouped into {settings.n_bins} equal-width bins "
+        "(`binned`) and the identity misses by the within-bin terms: `residual` = Brier − (reliability − "
+        "resolution + uncertainty), shown per row.",
+        "",
+    ]
     rows = []
     for _, r in summary.iterrows():
         if int(r["n"]) == 0:
             continue
+        n_distinct = int(r.get("distinct_p", 0))
+        grouping = "exact" if n_distinct <= MAX_EXACT_DISTINCT else f"binned ({settings.n_bins})"
+        residual = r["brier"] - (r["reliability"] - r["resolution"] + r["uncertainty"])
         rows.append(
             [
                 str(r["source"]),
@@ -144,27 +173,15 @@ def _markdown(
                 _fmt(r, "reliability"),
                 _fmt(r, "resolution"),
                 _fmt(r, "uncertainty"),
+                f"{grouping}, {n_distinct} distinct p",
+                f"{residual:.1e}",
                 _fmt(r, "brier"),
                 _fmt(r, "brier_platt"),
                 _fmt(r, "brier_isotonic"),
             ]
         )
-    parts.append(
-        _md_table(
-            [
-                "source",
-                "game",
-                "model",
-                "reliability",
-                "resolution",
-                "uncertainty",
-                "Brier",
-                "Platt",
-                "isotonic",
-            ],
-            rows,
-        )
-    )
+    header = ["source", "game", "model", "reliability", "resolution", "uncertainty", "grouping", "residual"]
+    parts.append(_md_table([*header, "Brier", "Platt", "isotonic"], rows))
     if "n_exact" in summary and (summary["n_exact"] > 0).any():
         parts += ["", "## Against the exact (noise-free) probability", ""]
         rows = [
@@ -203,6 +220,21 @@ def _markdown(
         for _, r in summary.iterrows()
         if r.get("note")
     ]
+    for _, r in summary.iterrows():
+        n = int(r["n"])
+        if n < MIN_RECALIBRATION_PAIRS:
+            continue
+        unit, k = fold_plan(int(r["clusters"]), n, settings.n_folds)
+        where = f"- {r['source']} / {r['game_type']} / {r['model']}: recalibration cross-fitted over"
+        if unit == "row":
+            notes.append(
+                f"{where} {k} folds of rows, not of whole clusters: there is only {int(r['clusters'])} cluster, "
+                "so pairs of the same cluster inform each other's recalibration (optimistic)"
+            )
+        elif k < settings.n_folds:
+            notes.append(
+                f"{where} {k} folds of whole clusters ({int(r['clusters'])} clusters < {settings.n_folds})"
+            )
     notes += [f"- {s}" for s in skipped]
     if notes:
         parts += ["", "## Notes", "", *notes]
