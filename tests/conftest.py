@@ -13,19 +13,15 @@ CONF = REPO / "conf"
 
 
 def compose_config(overrides: list[str]) -> dict:
-    from hydra import compose, initialize_config_dir
+    from trustsim import api
 
-    from trustsim.config import to_container
-
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose("config", overrides=overrides)
-    return to_container(cfg)
+    return api.compose(None, overrides)
 
 
 def run_in_process(overrides: list[str], run_dir: Path) -> int:
-    from trustsim.job import run_job
+    from trustsim import api
 
-    return run_job(compose_config(overrides), run_dir)
+    return api.run(None, overrides, run_dir).exit_code
 
 
 @pytest.fixture

@@ -13,11 +13,14 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from trustsim.config import to_container
+from trustsim.config import conf_dir, to_container
 from trustsim.errors import ConfigError
-from trustsim.job import run_job
+from trustsim.job import _fail_early, run_job
+from trustsim.secrets import refuse_secret_overrides
+from trustsim.sweep import register_resolvers
 
-CONF_DIR = str(Path(__file__).resolve().parent.parent / "conf")
+CONF_DIR = str(conf_dir())  # conf/ of a checkout, else the copy installed with the package
+register_resolvers()
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
@@ -28,6 +31,8 @@ def _job(cfg: DictConfig) -> int:
         plain = to_container(cfg)
     except ConfigError as exc:
         print(f"trustsim: {exc}", file=sys.stderr)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        _fail_early(run_dir, {}, exc, "fix the configuration")
         code = 2
     else:
         code = run_job(plain, run_dir)
@@ -37,6 +42,7 @@ def _job(cfg: DictConfig) -> int:
 
 
 def main() -> None:
+    refuse_secret_overrides(sys.argv[1:])  # before Hydra saves the overrides to disk
     _job()
 
 

@@ -4,54 +4,82 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import sys
-import time
-from collections.abc import Callable
-from datetime import UTC, datetime
+import threading
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from trustsim import __version__
-from trustsim.config import config_hash, validate_top, world_hash
+from trustsim.config import Validated, config_hash, print_warnings, validate_config, world_hash
 from trustsim.errors import ConfigError, TrustsimError
 from trustsim.progress import make_progress
-from trustsim.records import RunRecorder, write_json_atomic
-from trustsim.secrets import redact, redact_assignments, scrub_files
-from trustsim.seeding import Seeder
+from trustsim.rundir import Manifest, RunDirBusy, RunRecorder, open_run_dir, write_failed_manifest
+from trustsim.secrets import protect_run, redact, redact_assignments
+from trustsim.seeding import SeedTree
 from trustsim.versions import git_revision, package_versions
+
+T = TypeVar("T")
 
 RESUME_HINT = "re-run the same command to resume: finished requests are replayed from the request store"
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def load_runner(path: str) -> tuple[Callable[[JobContext], None], Callable[[dict[str, Any]], None] | None]:
-    """Import ``package.module.function``; also return the module's optional ``validate(cfg)``."""
-    module_name, _, func_name = path.rpartition(".")
+def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from synchronous code, also inside a running event loop (Jupyter):
+    there it runs on a fresh loop in a worker thread, and this call blocks until it is done."""
     try:
-        module = importlib.import_module(module_name)
-        runner = getattr(module, func_name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError("game.runner", f"cannot load {path!r}: {exc}") from None
-    return runner, getattr(module, "validate", None)
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="trustsim-job-loop")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def one_line(exc: BaseException) -> str:
+    """The exception's first non-empty line (its type name when it has no message)."""
+    for line in str(exc).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(exc).__name__
+
+
+def failure_of(exc: BaseException, resume: str) -> dict[str, Any]:
+    """The manifest's failure block: exception type, a one-line reason, how to resume."""
+    return {"type": type(exc).__name__, "reason": one_line(exc), "resume": resume}
 
 
 class JobContext:
-    """What a game's runner gets: config, run directory, recorder, seeds, LLM client, progress, counters."""
+    """What a game's runner gets: config, options, agent, run directory, recorder, seed tree, LLM client,
+    progress, counters (see :mod:`trustsim.contract`)."""
 
-    def __init__(self, cfg: dict[str, Any], run_dir: Path, recorder: RunRecorder) -> None:
+    def __init__(self, valid: Validated, run_dir: Path, recorder: RunRecorder) -> None:
+        cfg = valid.cfg
         self.cfg = cfg
+        self.game = valid.game
+        self.options = valid.options
+        self.agent = valid.agent
+        self.agent_params = valid.agent_params
+        self.uses_llm = valid.uses_llm
         self.run_dir = run_dir
         self.recorder = recorder
-        self.config_hash = config_hash(cfg)
-        self.world_hash = world_hash(cfg)
+        self.config_hash = config_hash(cfg, valid.game)
+        self.world_hash = world_hash(cfg, valid.game)
         # Deterministic: the same resolved config gives the same results, hence the same id.
         self.run_id = f"{cfg.get('name', 'run')}-{self.config_hash[:12]}"
-        self.seeder = Seeder(self.world_hash)
+        self.seeds = SeedTree(self.world_hash)
+        self.seeder = self.seeds.seeder()  # the world Seeder (historical name)
         self.cell: dict[str, Any] = {}
         self.counts: dict[str, int] = {}
         self._llm: Any = None
@@ -73,8 +101,12 @@ class JobContext:
         """Close the LLM client if one was built (its connections, the request store)."""
         close = getattr(self._llm, "aclose", None)
         if close is not None:
-            with contextlib.suppress(RuntimeError):  # a loop is already running: it closes with the process
-                asyncio.run(close())
+            with contextlib.suppress(RuntimeError):
+                run_coroutine(close())
+
+    def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run the job's async part: ``asyncio.run`` semantics, also inside a running event loop."""
+        return run_coroutine(coro)
 
     def progress(self, total: int, desc: str) -> Any:
         return make_progress(total, desc, self.cfg.get("progress", "auto"))
@@ -86,105 +118,103 @@ class JobContext:
         self.counts[name] = self.counts.get(name, 0) + n
 
 
-class Manifest:
-    """manifest.json, rewritten atomically at start and end of the job."""
+def job_manifest(run_dir: Path, cfg: dict[str, Any], ctx: JobContext) -> Manifest:
+    """The job's manifest (``status: running``), with provenance; see :class:`trustsim.rundir.Manifest`."""
+    return Manifest(
+        run_dir,
+        run_id=ctx.run_id,
+        game=cfg["game"]["type"],
+        experiment=cfg.get("name"),
+        seed=cfg.get("seed"),
+        runs=cfg.get("runs"),
+        config_hash=ctx.config_hash,
+        world_hash=ctx.world_hash,
+        config=redact(cfg),
+        versions=package_versions(),
+        git=git_revision(),
+        command=[redact_assignments(a) for a in redact(sys.argv)],
+    )
 
-    def __init__(self, path: Path, cfg: dict[str, Any], ctx: JobContext) -> None:
-        self.path = path
-        self.started = time.perf_counter()
-        self.data: dict[str, Any] = {
-            "trustsim_version": __version__,
-            "run_id": ctx.run_id,
-            "run_dir": str(path.parent),
-            "game": cfg["game"].get("type", cfg["game"]["runner"].split(".")[1]),
-            "status": "running",
-            "failure": None,
-            "cell": {},
-            "experiment": cfg.get("name"),
-            "seed": cfg.get("seed"),
-            "runs": cfg.get("runs"),
-            "config_hash": ctx.config_hash,
-            "world_hash": ctx.world_hash,
-            "config": redact(cfg),
-            "versions": package_versions(),
-            "git": git_revision(),
-            "command": [redact_assignments(a) for a in redact(sys.argv)],
-            "timings": {"started": _now(), "finished": None, "wall_s": None},
-            "counts": {},
-            "llm": {
-                "calls_sent": 0,
-                "cache_hits": 0,
-                "prompt_tokens": 0,
-                "completion_tokens": 0,
-                "cost_usd": 0.0,
-            },
-        }
 
-    @property
-    def run_id(self) -> str:
-        return self.data["run_id"]
-
-    def write(self) -> None:
-        write_json_atomic(self.path, self.data)
-
-    def finish(self, ctx: JobContext, status: str, failure: dict[str, Any] | None = None) -> None:
-        self.data.update(status=status, failure=failure, cell=ctx.cell, counts=ctx.counts)
-        self.data["timings"].update(finished=_now(), wall_s=round(time.perf_counter() - self.started, 3))
-        stats = ctx.llm_stats()
-        if stats is not None:
-            self.data["llm"] = stats
-        self.write()
+def _fail_early(run_dir: Path, cfg: dict[str, Any], exc: BaseException, resume: str) -> None:
+    write_failed_manifest(run_dir, exc, resume, config=redact(cfg))
 
 
 def run_job(cfg: dict[str, Any], run_dir: Path) -> int:
-    """Validate, run the game's runner, and leave a manifest whatever happens. Returns an exit code."""
+    """Validate, run the game's runner, and leave a manifest whatever happens. Returns an exit code:
+    0 complete, 2 configuration error, 3 run failure (resumable), 1 unexpected error, 5 run directory in use
+    by another job (nothing written), 130 interrupted."""
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    logging.getLogger("MESA").setLevel(logging.WARNING)  # Mesa logs every step at INFO
-    scrub_files(sorted((run_dir / ".hydra").glob("*.yaml")))
     try:
-        validate_top(cfg)
-        runner, validate = load_runner(cfg["game"]["runner"])
-        if validate is not None:
-            validate(cfg)
+        lock, notes = open_run_dir(run_dir)
+    except RunDirBusy as exc:
+        print(f"trustsim: {exc}", file=sys.stderr)
+        return exc.exit_code
+    try:
+        for note in notes:
+            print(f"trustsim: note: {note}", file=sys.stderr)
+        return _run_locked(cfg, run_dir, notes)
+    finally:
+        lock.release()
+
+
+def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str]) -> int:
+    """:func:`run_job` while holding the run directory's lock."""
+    logging.getLogger("MESA").setLevel(logging.WARNING)  # Mesa logs every step at INFO
+    protect_run(cfg, run_dir)  # key variables redacted everywhere; Hydra's saved files scrubbed
+    try:
+        valid = validate_config(cfg)
     except ConfigError as exc:
         print(f"trustsim: {exc}", file=sys.stderr)
-        write_json_atomic(
-            run_dir / "manifest.json",
-            {
-                "status": "failed",
-                "failure": {"reason": str(exc), "resume": "fix the configuration"},
-                "config": redact(cfg),
-            },
-        )
+        _fail_early(run_dir, cfg, exc, "fix the configuration")
         return 2
+    print_warnings(valid.warnings)
     recorder = RunRecorder(run_dir)
-    ctx = JobContext(cfg, run_dir, recorder)
-    manifest = Manifest(run_dir / "manifest.json", cfg, ctx)
+    ctx = JobContext(valid, run_dir, recorder)
+    manifest = job_manifest(run_dir, valid.cfg, ctx)
+    for note in notes:
+        manifest.note(note)
+    manifest.data["warnings"] = list(valid.warnings)
     manifest.write()
     recorder.event(
         "run_start", run_id=manifest.run_id, config_hash=ctx.config_hash, world_hash=ctx.world_hash
     )
     code = 0
+    failure: dict[str, Any] | None = None
     try:
-        runner(ctx)
+        valid.game.run(ctx)
         recorder.event("run_end", status="complete")
-        status, failure = "complete", None
-    except KeyboardInterrupt:
-        status, failure, code = "failed", {"reason": "interrupted", "resume": RESUME_HINT}, 130
+        status = "complete"
+    except KeyboardInterrupt as exc:
+        status, failure, code = "failed", failure_of(exc, RESUME_HINT), 130
+        failure["reason"] = "interrupted"
         print(f"trustsim: interrupted; {RESUME_HINT}", file=sys.stderr)
-    except ConfigError as exc:
-        status, failure, code = "failed", {"reason": str(exc), "resume": "fix the configuration"}, 2
-        print(f"trustsim: {exc}", file=sys.stderr)
+    except ConfigError as exc:  # errors may carry their own advice and exit code (trustsim/llm/errors.py)
+        resume = getattr(exc, "resume", "fix the configuration")
+        status, failure, code = "failed", failure_of(exc, resume), getattr(exc, "exit_code", 2)
+        print(
+            f"trustsim: {exc}" + (f"\ntrustsim: {resume}" if hasattr(exc, "resume") else ""), file=sys.stderr
+        )
     except TrustsimError as exc:
-        status, failure, code = "failed", {"reason": str(exc), "resume": RESUME_HINT}, 3
-        print(f"trustsim: run failed: {exc}\ntrustsim: {RESUME_HINT}", file=sys.stderr)
+        resume = getattr(exc, "resume", RESUME_HINT)
+        status, failure, code = "failed", failure_of(exc, resume), getattr(exc, "exit_code", 3)
+        print(f"trustsim: run failed: {exc}\ntrustsim: {resume}", file=sys.stderr)
+    except Exception as exc:  # a bug or an unexpected condition: still a failed manifest saying why
+        status, failure, code = "failed", failure_of(exc, RESUME_HINT), 1
+        logging.getLogger("trustsim").debug("run failed", exc_info=True)
+        print(
+            f"trustsim: run failed with {type(exc).__name__}: {failure['reason']}\ntrustsim: {RESUME_HINT}",
+            file=sys.stderr,
+        )
     finally:
-        ctx.close_llm()
+        with contextlib.suppress(Exception):
+            ctx.close_llm()
     if code:
         recorder.event("run_end", status="failed", reason=failure["reason"] if failure else None)
     recorder.close()
-    manifest.finish(ctx, status, failure)
+    manifest.finish(
+        status, failure, cell=ctx.cell, counts=ctx.counts, llm=ctx.llm_stats(), tables=recorder.table_rows()
+    )
     if code == 0:
         counts = ", ".join(f"{v} {k}" for k, v in ctx.counts.items())
         llm = ctx.llm_stats()

@@ -1,1 +1,52 @@
-"""The repeated cooperation arena: the iterated prisoner's dilemma with stated confidence."""
+"""The repeated cooperation arena: the iterated prisoner's dilemma with stated confidence (registers its GameSpec)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from games.arena.options import ArenaGame, uses_llm
+from games.arena.tables import MATCH_COLUMNS, MOVE_COLUMNS, PREDICTION_COLUMNS
+from games.arena.types import Decision, View
+from trustsim.contract import GameSpec, register_game
+
+if TYPE_CHECKING:
+    from trustsim.job import JobContext
+
+
+def _run(ctx: JobContext) -> None:
+    from games.arena.job import run
+
+    run(ctx)
+
+
+def _check(cfg: dict[str, Any], agent: Any) -> list[str]:
+    from games.arena.job import check
+
+    return check(cfg, agent)
+
+
+SPEC = register_game(
+    GameSpec(
+        name="arena",
+        options=ArenaGame,
+        world_keys=(
+            "seed",
+            "game.rounds",
+            "game.horizon",
+            "game.continuation",
+            "game.reward",
+            "game.punishment",
+            "game.sucker",
+            "game.temptation",
+            "game.noise",
+        ),
+        observation=View,
+        decision=Decision,
+        tables={"moves": MOVE_COLUMNS, "matches": MATCH_COLUMNS, "predictions": PREDICTION_COLUMNS},
+        run=_run,
+        check=_check,
+        uses_llm=uses_llm,
+        example=("+experiment=ipd", "agent=ipd_noisy_tit_for_tat", "game.rounds=5", "runs=2"),
+        description="iterated prisoner's dilemma with stated P(opponent cooperates)",
+    )
+)

@@ -6,9 +6,9 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from agents.arena.base import ArenaPlayer
 from games.arena.model import SEATS, ArenaModel, MatchRecord, RoundRecord
 from games.arena.options import ArenaOptions, PlayerSpec, options_from_config
+from games.arena.policy import ArenaPlayer
 from games.arena.tables import (
     MATCH_COLUMNS,
     MOVE_COLUMNS,
@@ -23,11 +23,12 @@ from trustsim.job import JobContext
 TABLES = {"moves": MOVE_COLUMNS, "matches": MATCH_COLUMNS, "predictions": PREDICTION_COLUMNS}
 
 
-def validate(cfg: dict[str, Any]) -> None:
-    """Fail at start, naming the key: options, agent names, classes and their parameters."""
+def check(cfg: dict[str, Any], agent: Any) -> list[str]:
+    """Fail at start, naming the key: options, agent names and their parameters."""
     options = options_from_config(cfg)
     for spec in options.field_:
         spec.build()
+    return []
 
 
 @dataclass(frozen=True)
@@ -76,15 +77,12 @@ class MatchRunner:
         self.ctx = ctx
         self.options = options
         self.plan = plan
-        self.seed = ctx.seeder.seed("session", plan.session, "pairing", plan.pairing)
+        self.seed = ctx.seeds.world("session", plan.session, "pairing", plan.pairing)
         players: list[ArenaPlayer] = [spec.build() for spec in plan.specs]
         for seat, player in zip(SEATS, players, strict=True):
             if player.classifier.get("uses_llm"):
-                model_cfg = ctx.cfg.get("model") or {}
-                sample = (
-                    ctx.seeder.seed("session", plan.session, "pairing", plan.pairing, "seat", seat) % 2**31
-                )
-                player.bind(ctx.llm, _model_name(ctx.cfg), sample, model_cfg.get("structured_output"))  # type: ignore[attr-defined]
+                sample = ctx.seeds.sample("session", plan.session, "pairing", plan.pairing, "seat", seat)
+                player.bind(ctx.llm, _model_name(ctx.cfg), sample)  # type: ignore[attr-defined]
         self.players = (players[0], players[1])
         self.model = ArenaModel(
             seed=self.seed,
@@ -205,7 +203,7 @@ def run(ctx: JobContext) -> None:
                 runner = MatchRunner(ctx, options, plan)
                 write(runner.rows(runner.model.play()))
         else:
-            asyncio.run(_play_async([MatchRunner(ctx, options, plan) for plan in plans], write))
+            ctx.run_async(_play_async([MatchRunner(ctx, options, plan) for plan in plans], write))
     finally:
         bar.close()
 

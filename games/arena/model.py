@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import mesa
 import numpy as np
 
-from agents.arena.base import ArenaPlayer
+from games.arena.policy import ArenaPlayer
 from games.arena.rules import COOPERATE, Horizon, InvalidRule, Move, Payoffs, apply_noise, resolve_invalid
 from games.arena.types import Decision, MatchInfo, View
 from trustsim.mesa_base import Agent

@@ -2,49 +2,58 @@
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from hydra.utils import get_class
-
-from agents.arena.base import ArenaPlayer
+from games.arena.policy import ArenaPlayer
 from games.arena.rules import Horizon, InvalidRule, Payoffs
+from trustsim.contract import AgentSpec, agent_spec, agents_for
 from trustsim.errors import ConfigError
+from trustsim.schema import check_section, opt
 from trustsim.validate import get_bool, get_choice, get_float, get_int
 
-SHARED_AGENTS = ("llm", "random")
-"""Agent names shared across games: their config may carry other games' keys, so only the parameters the
-arena class accepts are passed (a game-specific ``ipd_*`` agent gets all its parameters, strictly)."""
+GAME = "arena"
+
+
+@dataclass(frozen=True)
+class ArenaGame:
+    """Schema of the ``game`` group (``conf/game/arena.yaml``)."""
+
+    mode: Literal["match", "tournament"] = "match"
+    opponent: str | dict[str, Any] = "ipd_tit_for_tat"  # match mode: agent name or {name: ..., param: value}
+    players: list[Any] = field(
+        default_factory=list
+    )  # tournament: agent names / mappings; [] = every scripted player
+    self_play: bool = False
+    rounds: int = opt(20, min=1)
+    horizon: Literal["announced", "unknown"] = "announced"
+    continuation: float = opt(0.95, min=0.0, max=0.999999)
+    reward: float = 3.0
+    punishment: float = 1.0
+    sucker: float = 0.0
+    temptation: float = 5.0
+    noise: float = opt(0.0, min=0.0, max=1.0)
+    opponent_identity: Literal["named", "anonymous"] = "named"
+    invalid_move: Literal["repeat", "cooperate", "defect"] = "repeat"
 
 
 @dataclass(frozen=True)
 class PlayerSpec:
-    """A player to instantiate: agent name, class path and constructor parameters."""
+    """A player to instantiate: the registered agent and its validated constructor parameters."""
 
     name: str
-    target: str
+    agent: AgentSpec
     params: dict[str, Any] = field(default_factory=dict)
     key: str = "agent"  # config key to blame on a bad spec
 
     def build(self) -> ArenaPlayer:
         """A fresh player instance."""
         try:
-            cls = get_class(self.target)
-        except Exception as exc:
-            raise ConfigError(
-                self.key, f"cannot load {self.target!r} for agent {self.name!r}: {exc}"
-            ) from None
-        params = dict(self.params)
-        if self.name in SHARED_AGENTS:
-            accepted = inspect.signature(cls.__init__).parameters
-            params = {k: v for k, v in params.items() if k in accepted}
-        try:
-            player = cls(**params)
+            player = self.agent.build(self.params)
         except (TypeError, ValueError) as exc:
             raise ConfigError(self.key, f"bad parameters for agent {self.name!r}: {exc}") from None
         if not isinstance(player, ArenaPlayer):
-            raise ConfigError(self.key, f"{self.target} is not an arena player")
+            raise ConfigError(self.key, f"agent {self.name!r} is not an arena player")
         return player
 
 
@@ -73,46 +82,48 @@ class ArenaOptions:
         return [(i, j) for i in range(n) for j in range(i, n) if i != j or self.self_play]
 
 
-def _spec(entry: Any, agents: dict[str, str], key: str) -> PlayerSpec:
+def _spec(entry: Any, key: str, params: dict[str, Any] | None = None) -> PlayerSpec:
     if isinstance(entry, str):
-        name, params = entry, {}
+        name, raw = entry, {}
     elif isinstance(entry, dict) and isinstance(entry.get("name"), str):
-        name, params = entry["name"], {k: v for k, v in entry.items() if k != "name"}
+        name, raw = entry["name"], {k: v for k, v in entry.items() if k != "name"}
     else:
         raise ConfigError(key, f"expected an agent name or a mapping with 'name', got {entry!r}")
-    if name not in agents:
-        raise ConfigError(
-            key, f"agent {name!r} is not available in game 'arena' (available: {', '.join(sorted(agents))})"
-        )
-    return PlayerSpec(name, agents[name], params, key)
+    agent = agent_spec(GAME, name, key)
+    values = params if params is not None else check_section(raw, agent.params, key)
+    return PlayerSpec(name, agent, values, key)
 
 
-def _scripted_field(agents: dict[str, str]) -> list[PlayerSpec]:
-    return [PlayerSpec(n, t, {}, "game.players") for n, t in sorted(agents.items()) if n != "llm"]
+def _scripted_field() -> list[PlayerSpec]:
+    return [PlayerSpec(n, a, {}, "game.players") for n, a in agents_for(GAME).items() if not a.uses_llm]
+
+
+def uses_llm(cfg: dict[str, Any], agent: AgentSpec) -> bool:
+    """Whether any player of the job calls a model (the agent, the opponent or a tournament entrant)."""
+    return any(spec.agent.uses_llm for spec in options_from_config(cfg).field_)
+
+
+def _defaults(spec: PlayerSpec) -> dict[str, Any]:
+    return check_section({}, spec.agent.params, spec.key)
 
 
 def options_from_config(cfg: dict[str, Any]) -> ArenaOptions:
     """Validate ``cfg.game`` (and ``cfg.agent``) and build the options."""
     game = cfg["game"]
     p = "game."
-    agents = game.get("agents")
-    if not isinstance(agents, dict) or not agents:
-        raise ConfigError("game.agents", "expected a mapping of agent name to class path")
     mode = get_choice(game, "mode", ["match", "tournament"], p)
-    agent_cfg = cfg.get("agent") or {}
-    agent_spec = _spec(dict(agent_cfg), agents, "agent")
+    agent_cfg = dict(cfg.get("agent") or {})
+    main = _spec(agent_cfg["name"], "agent", {k: v for k, v in agent_cfg.items() if k != "name"})
     if mode == "match":
-        opponent = _spec(game.get("opponent"), agents, "game.opponent")
-        field_: list[PlayerSpec] = [agent_spec, opponent]
+        opponent = _spec(game.get("opponent"), "game.opponent")
+        field_: list[PlayerSpec] = [main, opponent]
     else:
         players = game.get("players") or []
         if not isinstance(players, list):
             raise ConfigError("game.players", f"expected a list of agents, got {players!r}")
-        field_ = [_spec(e, agents, f"game.players[{i}]") for i, e in enumerate(players)] or _scripted_field(
-            agents
-        )
-        if agent_spec.name not in {s.name for s in field_} or agent_spec.params:
-            field_.insert(0, agent_spec)
+        field_ = [_spec(e, f"game.players[{i}]") for i, e in enumerate(players)] or _scripted_field()
+        if main.name not in {s.name for s in field_} or main.params != _defaults(main):
+            field_.insert(0, main)
         if len(field_) < 2 and not game.get("self_play"):
             raise ConfigError("game.players", "a tournament needs at least 2 players (or self_play: true)")
     try:

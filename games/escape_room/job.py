@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from hydra.utils import get_class
-
-from agents.escape_room.base import EscapeRoomPolicy, Services
 from games.escape_room.model import EscapeRoomModel
 from games.escape_room.options import PARTNER_SEAT, EscapeRoomOptions, options_from_config
+from games.escape_room.partner import ScriptedPartner
+from games.escape_room.policy import EscapeRoomPolicy, Services
 from games.escape_room.tables import (
     AGENT_GAME_COLUMNS,
     DECISION_COLUMNS,
@@ -28,25 +27,13 @@ TABLES = {
 }
 
 
-def validate(cfg: dict[str, Any]) -> None:
-    """Fail at start, naming the key, before anything is written."""
-    options = options_from_config(cfg)
-    for key, target in (("agent", options.agent_target), ("game.partner", options.partner_target)):
-        try:
-            get_class(target)
-        except Exception as exc:
-            raise ConfigError(key, f"cannot load {target!r}: {exc}") from None
-    params = {k: v for k, v in cfg["agent"].items() if k != "name"}
+def _make_policy(ctx: JobContext, memory: str) -> EscapeRoomPolicy:
     try:
-        _make_policy(options.agent_target, params, options.memory)
+        policy = ctx.agent.build(ctx.agent_params, memory=memory)
     except (TypeError, ValueError) as exc:
-        raise ConfigError("agent", f"bad parameters for agent {options.agent!r}: {exc}") from None
-
-
-def _make_policy(target: str, params: dict[str, Any], memory: str) -> EscapeRoomPolicy:
-    policy = get_class(target)(memory=memory, **params)
+        raise ConfigError("agent", f"bad parameters for agent {ctx.agent.name!r}: {exc}") from None
     if not isinstance(policy, EscapeRoomPolicy):
-        raise ConfigError("agent", f"{target} is not an EscapeRoomPolicy")
+        raise ConfigError("agent", f"agent {ctx.agent.name!r} is not an EscapeRoomPolicy")
     return policy
 
 
@@ -58,21 +45,16 @@ class SessionRunner:
         self.options = options
         self.session = session
         cfg = ctx.cfg
-        params = {k: v for k, v in cfg["agent"].items() if k != "name"}
         self.policies: dict[str, EscapeRoomPolicy] = {
-            seat: _make_policy(options.agent_target, params, options.memory)
-            for seat in options.seats
-            if seat != PARTNER_SEAT
+            seat: _make_policy(ctx, options.memory) for seat in options.seats if seat != PARTNER_SEAT
         }
-        self.policies[PARTNER_SEAT] = get_class(options.partner_target)(
-            memory="none", schedule=options.d_correct
-        )
+        self.policies[PARTNER_SEAT] = ScriptedPartner(memory="none", schedule=options.d_correct)
         needs_llm = any(p.classifier.get("uses_llm") for p in self.policies.values())
         services = Services(llm=ctx.llm if needs_llm else None, model=cfg.get("model"), game=cfg["game"])
         for seat, policy in self.policies.items():
-            policy.start_session(seat, ctx.seeder.rng("session", session, "seat", seat), services)
+            policy.start_session(seat, ctx.seeds.agent_rng("session", session, "seat", seat), services)
         if options.partner_slot == "random":
-            self.partner_puzzle = int(ctx.seeder.rng("session", session, "partner_slot").integers(1, 5))
+            self.partner_puzzle = int(ctx.seeds.world_rng("session", session, "partner_slot").integers(1, 5))
         else:
             self.partner_puzzle = len(options.seats)
         cell = dict(ctx.cell, run_id=ctx.run_id)
@@ -94,19 +76,21 @@ class SessionRunner:
         """Yield (game index, rows by table) for each finished game."""
         recorder = self.ctx.recorder
         recorder.event("session_start", session=self.session, partner_puzzle=self.partner_puzzle)
+        used_puzzles: set[str] = set()  # puzzles are unique within a session (drawn without replacement)
         for game in range(1, self.options.games + 1):
             if game > 1 and self.options.memory == "none":
                 for seat, policy in self.policies.items():
                     if seat != PARTNER_SEAT:
                         policy.forget()
             model = EscapeRoomModel(
-                seed=self.ctx.seeder.seed("session", self.session, "game", game),
+                seed=self.ctx.seeds.world("session", self.session, "game", game),
                 game=game,
                 options=self.options,
                 policies=self.policies,
                 partner_puzzle=self.partner_puzzle,
                 recorder=recorder,
                 session=self.session,
+                used_puzzles=used_puzzles,
             )
             rec = await model.play()
             t = self.tables
@@ -125,9 +109,7 @@ class SessionRunner:
 def run(ctx: JobContext) -> None:
     options = options_from_config(ctx.cfg)
     cfg = ctx.cfg
-    probe = _make_policy(
-        options.agent_target, {k: v for k, v in cfg["agent"].items() if k != "name"}, options.memory
-    )
+    probe = _make_policy(ctx, options.memory)
     model = _model_name(cfg) if probe.classifier.get("uses_llm") else probe.model_name
     ctx.set_cell(
         agent=options.agent,
@@ -139,7 +121,7 @@ def run(ctx: JobContext) -> None:
     writers = {name: ctx.recorder.table(name, cols) for name, cols in TABLES.items()}
     bar = ctx.progress(cfg["runs"] * options.games, f"escape room {options.schedule}")
     try:
-        asyncio.run(_play_all(ctx, options, cfg["runs"], writers, bar))
+        ctx.run_async(_play_all(ctx, options, cfg["runs"], writers, bar))
     finally:
         bar.close()
 

@@ -13,10 +13,17 @@ from typing import Any
 
 import mesa
 
-from agents.escape_room.base import EscapeRoomPolicy
 from games.escape_room.options import PARTNER_SEAT, EscapeRoomOptions
+from games.escape_room.policy import EscapeRoomPolicy
 from games.escape_room.puzzles import generate_puzzles, plausible_wrong_answer
-from games.escape_room.rules import GameState, illegal_reason, new_game, resolve_round
+from games.escape_room.rules import (
+    GameState,
+    RuleOptions,
+    illegal_reason,
+    new_game,
+    resolve_round,
+    resolved_action,
+)
 from games.escape_room.types import Action, CapsuleView, Decision, GameSummary, Observation, RoundReport
 from trustsim.mesa_base import Agent
 
@@ -74,7 +81,9 @@ class EscapeRoomModel(mesa.Model):
         partner_puzzle: int,
         recorder: Any = None,
         session: int = 0,
+        used_puzzles: set[str] | None = None,
     ) -> None:
+        """``used_puzzles``: the session's puzzle texts so far (this game draws none of them, and adds its own)."""
         super().__init__(seed=seed)
         self.game = game
         self.options = options
@@ -89,7 +98,12 @@ class EscapeRoomModel(mesa.Model):
             k: s for k, s in zip(others, [s for s in options.seats if s != PARTNER_SEAT], strict=True)
         }
         self.owners[partner_puzzle] = PARTNER_SEAT
-        self.puzzles = generate_puzzles(self.random, len(options.seats))
+        self.puzzles = generate_puzzles(self.random, len(options.seats), used_puzzles)
+        self.rules = RuleOptions(
+            own_verify=options.own_verify,
+            capsule_names=options.capsule_names,
+            malformed_volunteer=options.malformed_volunteer,
+        )
         self.record = GameRecord(
             game=game, seed=seed, d_correct=self.d_correct, partner_puzzle=partner_puzzle, state=None
         )  # type: ignore[arg-type]
@@ -106,12 +120,14 @@ class EscapeRoomModel(mesa.Model):
                     puzzle.answer if self.d_correct else plausible_wrong_answer(self.random, puzzle.answer)
                 )
             elif self.options.own_answer == "llm":
-                answer = await self.seats[owner].policy.asolve(puzzle)
+                answer = await self.seats[owner].policy.asolve(puzzle, purpose="own_answer")
                 value = answer if answer is not None else plausible_wrong_answer(self.random, puzzle.answer)
             else:
                 value = puzzle.answer
             sealed[puzzle.index] = value
-        return new_game(self.puzzles, self.owners, sealed, self.options.coins, self.options.max_rounds)
+        return new_game(
+            self.puzzles, self.owners, sealed, self.options.coins, self.options.max_rounds, rules=self.rules
+        )
 
     def _event(self, type: str, **fields: Any) -> None:
         if self.recorder is not None:
@@ -166,7 +182,7 @@ class EscapeRoomModel(mesa.Model):
     def _check(self, seat: str, decision: Decision) -> Action:
         action = decision.action
         reason = "unparseable" if action is None else illegal_reason(self.state, seat, action)
-        resolved = Action.pass_() if reason else action  # type: ignore[assignment]
+        resolved = Action.pass_() if action is None else resolved_action(self.state, action, reason)
         record = DecisionRecord(
             seat=seat,
             decision=decision,
@@ -240,6 +256,7 @@ class EscapeRoomModel(mesa.Model):
                 puzzle=v.puzzle,
                 capsule=v.capsule,
                 created=v.created,
+                **({"already_endorsed": True} if v.already else {}),
             )
         if report.chosen_volunteer:
             self._event(
@@ -293,6 +310,7 @@ class EscapeRoomModel(mesa.Model):
                 for k, caps in state.capsules.items()
                 for c in caps
             }
+            self._event("reveal", capsules=truth)  # what every seat is told: label → holds the right answer
         for seat in state.seats:
             summary = GameSummary(
                 game=self.game,

@@ -1,21 +1,56 @@
-"""Validated escape-room options (from the resolved config), with errors that name the key."""
+"""The escape room's config schemas (``game``, ``memory``, ``schedule`` groups) and its derived options."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from games.escape_room.schedules import resolve_schedule
+from games.escape_room.puzzles import check_session_size
+from games.escape_room.schedules import SCHEDULES, parse_pattern, resolve_schedule
 from games.escape_room.types import SEATS
 from trustsim.errors import ConfigError
-from trustsim.validate import get_bool, get_choice, get_int, get_str
+from trustsim.schema import opt
 
 MEMORY_MODES = ("none", "transcript", "reflection", "ledger")
 PARTNER_SEAT = "D"
 
 
+@dataclass(frozen=True)
+class EscapeRoomGame:
+    """Schema of the ``game`` group (``conf/game/escape_room.yaml``)."""
+
+    games: int | None = opt(None, min=1)  # games per session; None = the schedule's length
+    coins: int = opt(4, min=0)  # coins per seat at the start of every game
+    max_rounds: int | None = opt(None, min=1)  # None = number of seats
+    partner_slot: Literal["fixed", "random"] = "fixed"
+    reveal_after_game: bool = False
+    own_answer: Literal["exact", "llm"] = "exact"
+    verifier: Literal["exact", "llm"] = "exact"
+    own_verify: Literal["charge", "illegal"] = "charge"
+    capsule_names: Literal["lenient", "exact"] = "lenient"
+    malformed_volunteer: Literal["pass", "die"] = "pass"
+    announce_passes: bool = False  # list passes in LLM agents' announcements (the reference never did)
+
+
+@dataclass(frozen=True)
+class MemoryOptions:
+    """Schema of the ``memory`` group: what crosses games."""
+
+    mode: Literal["none", "transcript", "reflection", "ledger"] = "transcript"
+
+
+@dataclass(frozen=True)
+class ScheduleOptions:
+    """Schema of the ``schedule`` group: the partner's failure schedule (T correct / F wrong per game)."""
+
+    name: str = "smooth"
+    pattern: str | list[Any] | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class EscapeRoomOptions:
+    """Everything a session needs, derived from the validated config."""
+
     games: int
     d_correct: tuple[bool, ...]
     schedule: str
@@ -27,42 +62,72 @@ class EscapeRoomOptions:
     own_answer: str  # exact | llm
     verifier: str  # exact | llm
     agent: str
-    agent_target: str
-    partner_target: str
     seats: tuple[str, ...] = SEATS
+    own_verify: str = "charge"  # charge | illegal
+    capsule_names: str = "lenient"  # lenient | exact
+    malformed_volunteer: str = "pass"  # pass | die
+
+
+def schedule_label(name: str, pattern: Any, games: int | None) -> str:
+    """``name``, or ``custom`` when the pattern differs from the named schedule's (over the games played)."""
+    if name not in SCHEDULES or pattern is None:
+        return name
+    flags = parse_pattern(pattern)
+    named = parse_pattern(SCHEDULES[name])
+    n = games if games is not None else len(flags)
+    if games is None and len(flags) != len(named):
+        return "custom"
+    return name if flags[:n] == named[:n] else "custom"
+
+
+def check(cfg: dict[str, Any], agent: Any) -> list[str]:
+    """Cross-field rules: the schedule covers the games; LLM-only settings need an LLM agent; a pattern
+    that differs from the named schedule is labelled ``custom`` (in the config, hence everywhere)."""
+    game, schedule = cfg["game"], cfg["schedule"]
+    if schedule.get("pattern") is None and schedule["name"] not in SCHEDULES:
+        raise ConfigError(
+            "schedule.pattern", f"schedule.pattern is required for schedule {schedule['name']!r}"
+        )
+    _, n_games = resolve_schedule(schedule["name"], schedule.get("pattern"), game.get("games"))
+    check_session_size(n_games, len(SEATS))  # puzzles never repeat within a session
+    for key in ("verifier", "own_answer"):
+        if game.get(key) == "llm" and not agent.uses_llm:
+            raise ConfigError(
+                f"game.{key}",
+                f"'llm' needs an agent that calls a model; agent {agent.name!r} makes no LLM calls "
+                f"(use agent=llm, or game.{key}=exact)",
+            )
+    label = schedule_label(schedule["name"], schedule.get("pattern"), game.get("games"))
+    if label != schedule["name"]:
+        cfg["schedule"] = {**schedule, "name": label}
+        return [f"schedule.pattern differs from schedule {schedule['name']!r}: the cell is labelled 'custom'"]
+    return []
 
 
 def options_from_config(cfg: dict[str, Any]) -> EscapeRoomOptions:
+    """Derive the session options from a validated config."""
     game = cfg["game"]
     schedule = cfg.get("schedule") or {}
     if not isinstance(schedule, dict):
         raise ConfigError("schedule", "missing schedule group; choose one, e.g. schedule=smooth")
-    memory = cfg.get("memory") or {}
-    name = get_str(schedule, "name", "schedule.")
-    d_correct, games = resolve_schedule(
-        name, schedule.get("pattern"), get_int(game, "games", "game.", minimum=1, optional=True)
-    )
-    coins = get_int(game, "coins", "game.", minimum=0)
-    max_rounds = get_int(game, "max_rounds", "game.", minimum=1, optional=True) or len(SEATS)
-    agents = game.get("agents") or {}
-    agent = get_str(cfg["agent"], "name", "agent.")
-    if agent not in agents:
-        raise ConfigError(
-            "agent",
-            f"agent {agent!r} is not available for game 'escape_room' (available: {', '.join(sorted(agents))})",
-        )
+    name = schedule.get("name", "smooth")
+    d_correct, games = resolve_schedule(name, schedule.get("pattern"), game.get("games"))
+    memory = (cfg.get("memory") or {}).get("mode", "transcript")
+    if memory not in MEMORY_MODES:
+        raise ConfigError("memory.mode", f"expected one of {', '.join(MEMORY_MODES)}; got {memory!r}")
     return EscapeRoomOptions(
         games=games,
         d_correct=tuple(d_correct),
         schedule=name,
-        memory=get_choice(memory, "mode", MEMORY_MODES, "memory."),
-        coins=coins,  # type: ignore[arg-type]
-        max_rounds=max_rounds,
-        partner_slot=get_choice(game, "partner_slot", ("fixed", "random"), "game."),
-        reveal_after_game=get_bool(game, "reveal_after_game", "game."),
-        own_answer=get_choice(game, "own_answer", ("exact", "llm"), "game."),
-        verifier=get_choice(game, "verifier", ("exact", "llm"), "game."),
-        agent=agent,
-        agent_target=agents[agent],
-        partner_target=get_str(game, "partner", "game."),
+        memory=memory,
+        coins=game.get("coins", 4),
+        max_rounds=game.get("max_rounds") or len(SEATS),
+        partner_slot=game.get("partner_slot", "fixed"),
+        reveal_after_game=game.get("reveal_after_game", False),
+        own_answer=game.get("own_answer", "exact"),
+        verifier=game.get("verifier", "exact"),
+        agent=cfg["agent"]["name"],
+        own_verify=game.get("own_verify", "charge"),
+        capsule_names=game.get("capsule_names", "lenient"),
+        malformed_volunteer=game.get("malformed_volunteer", "pass"),
     )

@@ -1,1 +1,42 @@
-"""Sequential reliance scenarios with an exact Bayes-optimal reference (specs/reliance.md)."""
+"""Sequential reliance scenarios with an exact Bayes-optimal reference: registers its GameSpec."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from games.reliance.options import RelianceGame
+from games.reliance.policy import Choice, DecisionView
+from games.reliance.tables import PREDICTION_COLUMNS, SCENARIO_COLUMNS, STAGE_COLUMNS
+from trustsim.contract import GameSpec, register_game
+
+if TYPE_CHECKING:
+    from trustsim.job import JobContext
+
+
+def _run(ctx: JobContext) -> None:
+    from games.reliance.job import run
+
+    run(ctx)
+
+
+def _check(cfg: dict, agent: object) -> list[str]:
+    from games.reliance.job import check
+
+    return check(cfg, agent)
+
+
+SPEC = register_game(
+    GameSpec(
+        name="reliance",
+        options=RelianceGame,
+        world_keys=("seed",),  # the library is code; feedback draws depend on the root seed only
+        observation=DecisionView,
+        decision=Choice,
+        tables={"stages": STAGE_COLUMNS, "scenarios": SCENARIO_COLUMNS, "predictions": PREDICTION_COLUMNS},
+        run=_run,
+        check=_check,
+        execution_keys=("game.concurrency",),
+        example=("+experiment=reliance", "agent=oracle", "game.limit=3", "runs=2"),
+        description="three-stage reliance decisions scored against an exact Bayes-optimal oracle",
+    )
+)

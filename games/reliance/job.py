@@ -5,43 +5,37 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from hydra.utils import get_class
-
-from agents.reliance.base import ReliancePolicy
 from games.reliance.items import Item, select_items
 from games.reliance.library import Library, default_library, quality_gates
 from games.reliance.mesa_model import RelianceModel, Services
 from games.reliance.options import RelianceOptions, options_from_config
+from games.reliance.policy import ReliancePolicy
 from games.reliance.tables import PREDICTION_COLUMNS, SCENARIO_COLUMNS, STAGE_COLUMNS
 from trustsim.errors import ConfigError
 from trustsim.job import JobContext
-from trustsim.seeding import Seeder, stable_hash
+from trustsim.seeding import Seeder
 
 
-def _make_policy(opts: RelianceOptions) -> ReliancePolicy:
+def _make_policy(ctx: JobContext) -> ReliancePolicy:
     try:
-        cls = get_class(opts.agent_target)
-    except Exception as exc:
-        raise ConfigError("agent", f"cannot load {opts.agent_target!r}: {exc}") from None
-    try:
-        policy = cls(**opts.agent_params)
+        policy = ctx.agent.build(ctx.agent_params)
     except (TypeError, ValueError) as exc:
-        raise ConfigError("agent", f"bad parameters for agent {opts.agent!r}: {exc}") from None
+        raise ConfigError("agent", f"bad parameters for agent {ctx.agent.name!r}: {exc}") from None
     if not isinstance(policy, ReliancePolicy):
-        raise ConfigError("agent", f"{opts.agent_target} is not a ReliancePolicy")
+        raise ConfigError("agent", f"agent {ctx.agent.name!r} is not a ReliancePolicy")
     return policy
 
 
-def validate(cfg: dict[str, Any]) -> None:
-    """Fail at start, naming the key, before anything is written."""
-    opts = options_from_config(cfg)
-    _make_policy(opts)
-    select_items(default_library(), opts)
+def check(cfg: dict[str, Any], agent: Any) -> list[str]:
+    """Cross-field rules: the selection filters must select at least one item."""
+    select_items(default_library(), options_from_config(cfg))
+    return []
 
 
-def feedback_seeder(cfg: dict[str, Any]) -> Seeder:
-    """Shared feedback draws: depend on the root seed only (not on agent, model or subset)."""
-    return Seeder(stable_hash(["reliance-feedback", cfg.get("seed", 0)]))
+def feedback_seeder(ctx: JobContext) -> Seeder:
+    """Shared feedback draws: a world branch of the seed tree (the world key is the root seed only, so
+    agent, model and subset do not change them)."""
+    return ctx.seeds.seeder("feedback")
 
 
 def _model_name(cfg: dict[str, Any], policy: ReliancePolicy) -> str:
@@ -123,11 +117,11 @@ async def _play_item(
     feedback: Seeder,
 ) -> list[dict[str, Any]]:
     model = RelianceModel(
-        seed=ctx.seeder.seed("session", session, "item", item.id),
+        seed=ctx.seeds.world("session", session, "item", item.id),
         item=item,
         item_index=index,
         solution=lib.solution(item.scenario.id),
-        policy=_make_policy(opts),
+        policy=_make_policy(ctx),
         feedback=feedback,
         show_posterior=opts.show_posterior,
         services=services,
@@ -154,7 +148,7 @@ def run(ctx: JobContext) -> None:
     opts = options_from_config(cfg)
     lib = default_library()
     items = select_items(lib, opts)
-    probe = _make_policy(opts)
+    probe = _make_policy(ctx)
     model_name = _model_name(cfg, probe)
     ctx.set_cell(agent=opts.agent, model=model_name, set=opts.set, show_posterior=opts.show_posterior)
     writers = {
@@ -162,13 +156,13 @@ def run(ctx: JobContext) -> None:
         "scenarios": ctx.recorder.table("scenarios", SCENARIO_COLUMNS),
         "predictions": ctx.recorder.table("predictions", PREDICTION_COLUMNS),
     }
-    feedback = feedback_seeder(cfg)
+    feedback = feedback_seeder(ctx)
     run_id = ctx.run_id
     ctx.recorder.event("library", items=len(items), **quality_gates(lib))
     bar = ctx.progress(cfg["runs"] * len(items), f"reliance {opts.set}")
     ctx.count("sessions", cfg["runs"])
     try:
-        asyncio.run(_run_all(ctx, lib, opts, items, writers, feedback, run_id, model_name, probe, bar))
+        ctx.run_async(_run_all(ctx, lib, opts, items, writers, feedback, run_id, model_name, probe, bar))
     finally:
         bar.close()
 
@@ -187,7 +181,11 @@ async def _run_all(
 ) -> None:
     uses_llm = bool(probe.classifier.get("uses_llm"))
     for session in range(ctx.cfg["runs"]):
-        services = Services(llm=ctx.llm if uses_llm else None, model=ctx.cfg.get("model"), sample=session)
+        services = Services(
+            llm=ctx.llm if uses_llm else None,
+            model=ctx.cfg.get("model"),
+            sample=ctx.seeds.sample("session", session),
+        )
         base = {
             "run_id": run_id,
             "session": session,

@@ -14,8 +14,8 @@ from typing import Any
 import mesa
 import numpy as np
 
-from agents.reliance.base import Choice, DecisionView, ReliancePolicy
 from games.reliance.items import Item
+from games.reliance.policy import Choice, DecisionView, ReliancePolicy
 from games.reliance.simulate import draw, sample_initial, step
 from games.reliance.solver import Node, Solution
 from games.reliance.text import observation_text, posterior_text, rules_text

@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from trustsim.errors import ConfigError
+from trustsim.schema import opt
 
 SETS = ("main", "pairs", "support", "specialised", "fixtures", "all")
+
+
+@dataclass(frozen=True)
+class RelianceGame:
+    """Schema of the ``game`` group (``conf/game/reliance.yaml``)."""
+
+    set: Literal["main", "pairs", "support", "specialised", "fixtures", "all"] = "main"
+    limit: int | None = opt(None, min=1)  # at most this many scenarios (pairs for set=pairs)
+    categories: str | list[str] | None = None  # a list (or comma-separated string) of names; None = all
+    processes: str | list[str] | None = None
+    blueprints: str | list[str] | None = None
+    scenarios: str | list[str] | None = None
+    show_posterior: bool = False  # belief-support variant
+    concurrency: int = opt(16, min=1)  # scenarios played at once by asynchronous agents (execution only)
 
 
 @dataclass(frozen=True)
@@ -22,8 +37,6 @@ class RelianceOptions:
     scenarios: tuple[str, ...] | None
     show_posterior: bool
     agent: str
-    agent_target: str
-    agent_params: dict[str, Any]
     concurrency: int
 
 
@@ -53,13 +66,7 @@ def options_from_config(cfg: dict[str, Any]) -> RelianceOptions:
     conc = game.get("concurrency", 16)
     if isinstance(conc, bool) or not isinstance(conc, int) or conc < 1:
         raise ConfigError("game.concurrency", f"expected a positive integer, got {conc!r}")
-    agents = game.get("agents") or {}
-    agent = cfg["agent"].get("name")
-    if agent not in agents:
-        raise ConfigError(
-            "agent",
-            f"agent {agent!r} is not available for game 'reliance'; choose one of {sorted(agents)}",
-        )
+    agent = cfg["agent"]["name"]
     return RelianceOptions(
         set=set_name,
         limit=limit,
@@ -69,7 +76,5 @@ def options_from_config(cfg: dict[str, Any]) -> RelianceOptions:
         scenarios=_str_list(game, "scenarios"),
         show_posterior=show,
         agent=agent,
-        agent_target=str(agents[agent]),
-        agent_params={k: v for k, v in cfg["agent"].items() if k != "name"},
         concurrency=conc,
     )

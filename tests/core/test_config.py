@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from trustsim.config import validate_config
 from trustsim.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -17,16 +18,15 @@ ESCAPE_PRESETS = ["smooth", "1strike", "2strike", "3strike", "mid2strike", "recu
 def test_every_preset_composes(compose, preset):
     cfg = compose([f"+experiment={preset}"])
     assert cfg["name"] == preset
-    assert cfg["game"]["runner"]
+    valid = validate_config(cfg)
+    assert valid.game.name == cfg["game"]["type"]
 
 
 @pytest.mark.parametrize("preset", ESCAPE_PRESETS)
 def test_escape_presets_validate(compose, preset):
-    from games.escape_room.job import validate
     from games.escape_room.options import options_from_config
 
-    cfg = compose([f"+experiment={preset}"])
-    validate(cfg)
+    cfg = validate_config(compose([f"+experiment={preset}"])).cfg
     options = options_from_config(cfg)
     assert options.games == (10 if preset.startswith("anchor") else 11)
     assert options.memory == ("none" if preset.startswith("anchor") else "transcript")
@@ -64,12 +64,10 @@ def test_bad_values_name_the_key(run_job_dir, capsys, override, key, fragment):
 
 
 def test_agent_not_available_for_game(compose):
-    from games.escape_room.options import options_from_config
-
     cfg = compose(["+experiment=smooth"])
     cfg["agent"] = {"name": "oracle"}
     with pytest.raises(ConfigError, match="not available for game 'escape_room'"):
-        options_from_config(cfg)
+        validate_config(cfg)
 
 
 def test_custom_schedule_from_the_command_line(run_job_dir):
@@ -86,3 +84,72 @@ def test_custom_schedule_from_the_command_line(run_job_dir):
 def test_bad_agent_parameters(run_job_dir, capsys):
     code, _ = run_job_dir(["+experiment=smooth", "agent=bayes", "agent.prior_alpha=-1"])
     assert code == 2 and "bad parameters for agent 'bayes'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "hint"),
+    [
+        (["+game.coin=2"], "game.coin", "did you mean 'game.coins'"),
+        (["+foo=1"], "foo", "unknown key"),
+        (["+seeed=1"], "seeed", "did you mean 'seed'"),
+        (["+agent.prior_alpah=2"], "agent.prior_alpah", "did you mean 'agent.prior_alpha'"),
+        (["+memory.mod=none"], "memory.mod", "did you mean 'memory.mode'"),
+        (["+schedule.patern=TTT"], "schedule.patern", "did you mean 'schedule.pattern'"),
+        (["+llm.max_concurency=2"], "llm.max_concurency", "unknown key"),
+    ],
+)
+def test_unknown_keys_fail_naming_the_closest_valid_key(run_job_dir, capsys, overrides, key, hint):
+    code, run_dir = run_job_dir(["+experiment=mid2strike", "agent=bayes", *overrides])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"config error at '{key}'" in err and hint in err
+    assert not (run_dir / "events.jsonl").exists()
+
+
+def test_unknown_keys_fail_in_every_group_of_every_game(compose):
+    cases = (("reliance", "oracle", "limt", "limit"), ("ipd", "ipd_noisy_tit_for_tat", "roundz", "rounds"))
+    for preset, agent, typo, key in cases:
+        cfg = compose([f"+experiment={preset}", f"agent={agent}", f"+game.{typo}=1"])
+        with pytest.raises(ConfigError, match=f"'game.{typo}': unknown key; did you mean 'game.{key}'"):
+            validate_config(cfg)
+        cfg = compose([f"+experiment={preset}", f"agent={agent}", "+agent.nosie=1"])
+        with pytest.raises(ConfigError, match=r"'agent\.nosie': unknown key"):
+            validate_config(cfg)
+
+
+def test_llm_setting_with_a_scripted_agent_is_an_error(run_job_dir, capsys):
+    code, _ = run_job_dir(["+experiment=mid2strike", "agent=bayes", "game.verifier=llm"])
+    err = capsys.readouterr().err
+    assert code == 2 and "config error at 'game.verifier'" in err and "makes no LLM calls" in err
+
+
+def test_ineffective_groups_print_a_warning(run_job_dir, capsys):
+    code, run_dir = run_job_dir(["+experiment=reliance", "agent=oracle", "game.limit=1", "memory=ledger"])
+    err = capsys.readouterr().err
+    assert code == 0 and "warning: 'memory' has no effect in game 'reliance'" in err
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert "memory" not in manifest["config"] and manifest["warnings"]
+    code, _ = run_job_dir(["+experiment=smooth", "agent=bayes", "model=gpt-5.1"], name="model")
+    assert code == 0 and "'model' (gpt-5.1) has no effect" in capsys.readouterr().err
+
+
+def test_a_changed_schedule_pattern_is_labelled_custom_everywhere(run_job_dir):
+    import pandas as pd
+
+    code, run_dir = run_job_dir(["+experiment=mid2strike", "agent=bayes", "schedule.pattern=TTFFT"])
+    assert code == 0
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["cell"]["schedule"] == "custom"
+    assert manifest["config"]["schedule"]["name"] == "custom"
+    for table in ("games", "decisions", "agent_games", "predictions"):
+        frame = pd.read_csv(run_dir / f"{table}.csv")
+        if "schedule" in frame:
+            assert set(frame.schedule) == {"custom"}, table
+    # the same pattern as the named schedule (or a prefix of it with game.games) keeps the name
+    code, run_dir = run_job_dir(["+experiment=mid2strike", "agent=bayes", "game.games=5"], name="prefix")
+    assert json.loads((run_dir / "manifest.json").read_text())["cell"]["schedule"] == "mid2strike"
+
+
+def test_custom_schedule_without_a_pattern_says_it_is_required(run_job_dir, capsys):
+    code, _ = run_job_dir(["game=escape_room", "schedule=custom", "agent=bayes"])
+    assert code == 2 and "schedule.pattern is required" in capsys.readouterr().err

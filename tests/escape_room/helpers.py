@@ -44,8 +44,6 @@ def make_options(
         own_answer="exact",
         verifier="exact",
         agent="test",
-        agent_target="",
-        partner_target="",
     )
 
 

@@ -1,0 +1,52 @@
+"""The escape-room survival game (costly verification): registers its :class:`~trustsim.contract.GameSpec`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from games.escape_room.options import EscapeRoomGame, MemoryOptions, ScheduleOptions, check
+from games.escape_room.tables import AGENT_GAME_COLUMNS, DECISION_COLUMNS, GAME_COLUMNS, PREDICTION_COLUMNS
+from games.escape_room.types import Decision, Observation
+from trustsim.contract import GameSpec, register_game
+
+if TYPE_CHECKING:
+    from trustsim.job import JobContext
+
+
+def _run(ctx: JobContext) -> None:
+    from games.escape_room.job import run
+
+    run(ctx)
+
+
+SPEC = register_game(
+    GameSpec(
+        name="escape_room",
+        options=EscapeRoomGame,
+        world_keys=(
+            "seed",
+            "game.games",
+            "game.coins",
+            "game.max_rounds",
+            "game.partner_slot",
+            "game.reveal_after_game",
+            "game.own_verify",
+            "game.capsule_names",
+            "game.malformed_volunteer",
+            "schedule.pattern",
+        ),
+        observation=Observation,
+        decision=Decision,
+        tables={
+            "decisions": DECISION_COLUMNS,
+            "games": GAME_COLUMNS,
+            "agent_games": AGENT_GAME_COLUMNS,
+            "predictions": PREDICTION_COLUMNS,
+        },
+        run=_run,
+        check=check,
+        groups={"memory": MemoryOptions, "schedule": ScheduleOptions},
+        example=("game=escape_room", "agent=bayes", "schedule=mid2strike", "game.games=3", "runs=2"),
+        description="four seats, a scripted partner with a failure schedule; verifying costs a coin",
+    )
+)

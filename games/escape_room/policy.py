@@ -1,0 +1,82 @@
+"""The escape-room policy interface the game offers its agents (Axelrod-style: one small class per strategy).
+
+Agents subclass :class:`EscapeRoomPolicy` and register in ``agents/escape_room/__init__.py``."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from games.escape_room.types import Decision, GameSummary, Observation, Puzzle, RoundReport
+
+
+class Services:
+    """Run-wide services a policy may use (the LLM client, recorder hooks). Scripted policies ignore it."""
+
+    def __init__(self, llm: Any = None, model: Any = None, game: Any = None) -> None:
+        self.llm = llm  # trustsim.llm client or None
+        self.model = model  # resolved model config (cfg.model) or None
+        self.game = game  # resolved game config (cfg.game)
+
+
+class EscapeRoomPolicy:
+    """Base class for an escape-room decision maker.
+
+    Lifecycle: ``start_session`` once per replicate session; then per game ``start_game``, per round
+    ``decide``/``adecide`` then ``observe`` (the round's public report); ``end_game`` at game end. With
+    memory ``none`` the engine calls ``forget`` before every game after the first, so nothing crosses games.
+    """
+
+    name: ClassVar[str] = "base"
+    classifier: ClassVar[dict[str, Any]] = {
+        "stochastic": False,
+        "uses_llm": False,
+        "memory": "beliefs",  # what crosses games when memory is on
+    }
+
+    def __init__(self, memory: str = "transcript") -> None:
+        self.memory = memory
+        self.seat = "?"
+        self.rng: np.random.Generator = np.random.default_rng(0)
+        self.services = Services()
+
+    @property
+    def model_name(self) -> str:
+        return "scripted"
+
+    def start_session(self, seat: str, rng: np.random.Generator, services: Services) -> None:
+        self.seat = seat
+        self.rng = rng
+        self.services = services
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop everything learned so far (memoryless mode calls this between games)."""
+
+    def start_game(self, obs: Observation) -> None:
+        """Called once per game with the first observation, before round 1's decision."""
+
+    def decide(self, obs: Observation) -> Decision:
+        raise NotImplementedError
+
+    async def asolve(self, puzzle: Puzzle, purpose: str = "verify") -> int | None:
+        """Solve a puzzle privately (``verifier: llm`` → ``purpose="verify"``, ``own_answer: llm`` →
+        ``purpose="own_answer"``); scripted policies are exact."""
+        return puzzle.answer
+
+    async def adecide(self, obs: Observation) -> Decision:
+        """Async decision; LLM policies override this. Scripted policies reuse ``decide``."""
+        return self.decide(obs)
+
+    def observe(self, report: RoundReport) -> None:
+        """The public announcement of a round this seat was alive at the start of."""
+
+    def end_game(self, summary: GameSummary) -> None:
+        """The end-of-game summary."""
+
+    async def aend_game(self, summary: GameSummary) -> None:
+        """Async end of game (LLM reflection memory overrides this)."""
+        self.end_game(summary)
+
+    is_async: ClassVar[bool] = False  # True for policies whose adecide does real I/O

@@ -1,0 +1,142 @@
+"""The Python API: compose a configuration, run a job, load a run directory.
+
+Works from plain Python and from inside a running asyncio event loop (Jupyter): a job's async part then
+runs on its own loop in a worker thread, and :func:`run` blocks until the job is done::
+
+    from trustsim import api
+
+    result = api.run("mid2strike", ["agent=bayes", "runs=2"], run_dir="outputs/api/mid2strike")
+    result.status                      # 'complete'
+    result.table("games").head()       # a pandas DataFrame
+    again = api.load(result.run_dir)   # the same, from disk
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from trustsim.config import conf_dir, to_container
+from trustsim.errors import ConfigError
+
+__all__ = ["RunResult", "compose", "load", "run"]
+
+
+def _overrides(experiment: str | None, overrides: Sequence[str]) -> list[str]:
+    if isinstance(overrides, str):
+        raise TypeError("overrides must be a sequence of strings, e.g. ['agent=bayes'], not one string")
+    return ([f"+experiment={experiment}"] if experiment else []) + list(overrides)
+
+
+def compose(experiment: str | None = None, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """The composed, resolved configuration (plain dicts) of ``+experiment=<experiment> <overrides>``.
+
+    Raises:
+        ConfigError: a value cannot be resolved (e.g. ``schedule.pattern is required``).
+        hydra.errors.HydraException: an unknown preset or group option (named in the message).
+    """
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    saved = GlobalHydra.instance().hydra if GlobalHydra.instance().is_initialized() else None
+    if saved is not None:  # inside a @hydra.main job: compose with a fresh instance, then restore
+        GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+            cfg = hydra_compose("config", overrides=_overrides(experiment, overrides))
+        return to_container(cfg)
+    finally:
+        if saved is not None:
+            GlobalHydra.instance().initialize(saved)
+
+
+@dataclass
+class RunResult:
+    """A run directory and what it holds."""
+
+    run_dir: Path
+    status: str  # running | complete | failed | missing
+    manifest: dict[str, Any] = field(default_factory=dict)
+    exit_code: int | None = None  # set by run(); None for load()
+
+    @property
+    def failure(self) -> dict[str, Any] | None:
+        """The manifest's failure block (type, reason, resume) of a failed run."""
+        return self.manifest.get("failure")
+
+    @property
+    def tables(self) -> list[str]:
+        """Names of the tables in the run directory (``decisions``, ``games``, ...)."""
+        return sorted(p.stem for p in self.run_dir.glob("*.csv"))
+
+    def table(self, name: str) -> Any:
+        """One table as a pandas DataFrame (``games`` reads ``games.csv``)."""
+        import pandas as pd
+
+        path = self.run_dir / f"{name}.csv"
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{path}: no table {name!r} (available: {', '.join(self.tables) or 'none'})"
+            )
+        return pd.read_csv(path)
+
+    def events(self) -> list[dict[str, Any]]:
+        """Every event of ``events.jsonl``, in order."""
+        path = self.run_dir / "events.jsonl"
+        if not path.is_file():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def load(run_dir: str | os.PathLike[str]) -> RunResult:
+    """Read a run directory written by the CLI or :func:`run`."""
+    path = Path(run_dir)
+    manifest_path = path / "manifest.json"
+    if not manifest_path.is_file():
+        return RunResult(path, "missing", {})
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    return RunResult(path, str(manifest.get("status", "unknown")), manifest)
+
+
+def default_run_dir(name: str) -> Path:
+    """``outputs/runs/<date>/<time>_<name>`` under the working directory, as the CLI names it."""
+    now = datetime.now()
+    return Path("outputs") / "runs" / now.strftime("%Y-%m-%d") / f"{now.strftime('%H-%M-%S-%f')}_{name}"
+
+
+def run(
+    experiment: str | None = None,
+    overrides: Sequence[str] = (),
+    run_dir: str | os.PathLike[str] | None = None,
+) -> RunResult:
+    """Run one job (as ``python -m trustsim +experiment=<experiment> <overrides>``) into ``run_dir``.
+
+    A failed job does not raise: the result's ``status`` is ``failed`` and ``failure`` says why (a
+    configuration error has ``exit_code`` 2). Safe to call inside a running event loop.
+    """
+    from trustsim.job import _fail_early, run_job
+
+    try:
+        cfg = compose(experiment, overrides)
+    except ConfigError as exc:
+        print(f"trustsim: {exc}", file=sys.stderr)
+        target = Path(run_dir) if run_dir is not None else default_run_dir(experiment or "default")
+        target.mkdir(parents=True, exist_ok=True)
+        _fail_early(target, {}, exc, "fix the configuration")
+        result = load(target)
+        result.exit_code = 2
+        return result
+    target = Path(run_dir) if run_dir is not None else default_run_dir(str(cfg.get("name") or "default"))
+    code = run_job(cfg, target)
+    result = load(target)
+    result.exit_code = code
+    return result
