@@ -1,8 +1,11 @@
-"""The Mesa model: illegal and unparseable decisions are recorded as invalid and resolved as pass."""
+"""The Mesa model: illegal and unparseable decisions are recorded as invalid and resolved as pass; rule
+options; session-unique puzzles; the reveal event."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from typing import Any
 
 import pytest
 
@@ -28,12 +31,24 @@ class Scripted(EscapeRoomPolicy):
         return self.queue.pop(0) if self.queue else Decision(Action.pass_())
 
 
-def play(a_decisions: list[Decision], coins: int = 4):
-    options = make_options("T", coins=coins)
+class Recorder:
+    """Collects events."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def event(self, type: str, **fields: Any) -> None:
+        self.events.append({"type": type, **fields})
+
+
+def play(a_decisions: list[Decision], coins: int = 4, recorder: Any = None, **rules: Any):
+    options = dataclasses.replace(make_options("T", coins=coins), **rules)
     policies = {"A": Scripted(a_decisions), "B": Scripted([]), "C": Scripted([]), "D": ScriptedPartner()}
     start_all(policies)
     return asyncio.run(
-        EscapeRoomModel(seed=1, game=1, options=options, policies=policies, partner_puzzle=4).play()
+        EscapeRoomModel(
+            seed=1, game=1, options=options, policies=policies, partner_puzzle=4, recorder=recorder
+        ).play()
     )
 
 
@@ -53,6 +68,91 @@ def test_illegal_and_unparseable_decisions_resolve_as_pass(decision, reason):
     assert first.requested == ("invalid" if decision.action is None else decision.action.kind)
     assert first.decision.raw_text == decision.raw_text  # raw text kept
     assert rec.state.reports[0].actions["A"] == "Pass"
+
+
+def test_own_puzzle_verification_is_illegal_with_own_verify_illegal():
+    rec = play([Decision(Action.verify(1))], own_verify="illegal")
+    first = next(d for d in rec.decisions if d.seat == "A")
+    assert first.invalid_reason == "verify_own_puzzle" and first.resolved.kind == "pass"
+
+
+def test_own_puzzle_verification_is_charged_and_counted_by_default():
+    rec = play([Decision(Action.verify(1))])
+    first = next(d for d in rec.decisions if d.seat == "A")
+    assert first.valid and first.resolved == Action.verify(1)
+    report = rec.state.reports[0]
+    assert report.verifications[0].already and rec.state.capsules[1][0].endorsers == ["A"]
+    if "A" in rec.state.alive:
+        assert rec.state.coins["A"] == 3
+    cell = {
+        "run_id": "r",
+        "agent": "x",
+        "model": "m",
+        "memory": "none",
+        "schedule": "t",
+        "partner_slot": "fixed",
+    }
+    t = TableBuilder(cell, 0, {s: "m" for s in "ABCD"}, {s: "x" for s in "ABCD"}, set())
+    assert t.game_row(rec)["verifications"] == 1
+    row = next(r for r in t.agent_game_rows(rec) if r["seat"] == "A")
+    assert row["verifications"] == 1
+
+
+@pytest.mark.parametrize(("rule", "resolved"), [("pass", "pass"), ("die", "volunteer")])
+def test_malformed_volunteer_rule(rule: str, resolved: str):
+    bad = Action.volunteer({1: "Q1-A", 2: "Q2-B", 3: "Q3-C"})  # no capsule named for Q4
+    rec = play([Decision(bad)], malformed_volunteer=rule)
+    first = next(d for d in rec.decisions if d.seat == "A")
+    assert not first.valid and first.invalid_reason == "incomplete_password"
+    assert first.resolved.kind == resolved
+    report = rec.state.reports[0]
+    if rule == "die":  # the only volunteer: chosen, and dies as a wrong password
+        assert report.chosen_volunteer == "A" and report.password_correct is False
+        assert ("A", "wrong_password") in report.deaths and report.password == {
+            1: "Q1-A",
+            2: "Q2-B",
+            3: "Q3-C",
+        }
+    else:
+        assert report.chosen_volunteer is None
+
+
+def test_reveal_after_game_leaves_a_reveal_event():
+    recorder = Recorder()
+    rec = play([], recorder=recorder, reveal_after_game=True)
+    (reveal,) = [e for e in recorder.events if e["type"] == "reveal"]
+    assert reveal["capsules"] == {
+        c.label: c.value == rec.state.puzzles[k].answer
+        for k, caps in rec.state.capsules.items()
+        for c in caps
+    }
+    assert reveal["capsules"]["Q1-A"] is True
+    quiet = Recorder()
+    play([], recorder=quiet)
+    assert not [e for e in quiet.events if e["type"] == "reveal"]
+
+
+def test_puzzles_are_unique_within_each_of_1000_sessions():
+    options = make_options("T" * 11)
+    policies = {s: NeverVerify() for s in "ABC"} | {"D": ScriptedPartner()}
+    start_all(policies)
+    repeats_without = 0
+    for session in range(1000):
+        used: set[str] = set()
+        texts: list[str] = []
+        plain: list[str] = []
+        for game in range(1, 12):
+            seed = session * 100 + game
+            model = EscapeRoomModel(
+                seed=seed, game=game, options=options, policies=policies, partner_puzzle=4, used_puzzles=used
+            )
+            texts += [p.text for p in model.puzzles]
+            plain += [p.text for p in EscapeRoomModel(seed=seed, game=game, options=options, policies=policies,
+                                                      partner_puzzle=4).puzzles]  # fmt: skip
+        assert len(texts) == len(set(texts)) == 44, session
+        assert len(used) == 44
+        repeats_without += len(plain) != len(set(plain))
+    assert repeats_without > 50  # without the session's used set, repeats do happen (the bug this fixes)
 
 
 def test_verify_without_coins_is_invalid():
@@ -84,3 +184,14 @@ def test_tables_count_what_happened():
     rows = t.agent_game_rows(rec)
     assert sum(not r["survived"] for r in rows) == len(rec.state.deaths)
     assert all(r["score"] == 0 for r in rows)
+
+
+def test_a_session_needing_more_puzzles_than_the_generator_supplies_is_a_config_error():
+    from games.escape_room.puzzles import all_puzzles, check_session_size, max_session_games
+    from trustsim.errors import ConfigError
+
+    limit = max_session_games(4)
+    assert 1000 < limit < len(all_puzzles()) // 4 + 1
+    check_session_size(limit, 4)
+    with pytest.raises(ConfigError, match=r"game\.games.*needs \d+ distinct puzzles.*supplies \d+ puzzles"):
+        check_session_size(limit + 1, 4)
