@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.stats import norm
+from scipy.stats import binomtest
 
 MIN_CLUSTERS = 3
 """Fewer clusters than this give a point estimate but no interval."""
@@ -330,7 +330,7 @@ def bootstrap_difference(
 
 
 def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion.
+    """Wilson score interval for a binomial proportion (scipy's ``binomtest(...).proportion_ci``).
 
     Raises:
         ValueError: On ``n <= 0`` or ``successes`` outside ``[0, n]``.
@@ -340,9 +340,5 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float,
         raise ValueError(f"wilson_interval needs n > 0, got {n}")
     if not 0 <= successes <= n:
         raise ValueError(f"successes must be in [0, {n}], got {successes}")
-    z = float(norm.ppf(1 - (1 - level) / 2))
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    ci = binomtest(int(successes), int(n)).proportion_ci(confidence_level=level, method="wilson")
+    return (max(0.0, float(ci.low)), min(1.0, float(ci.high)))
