@@ -7,6 +7,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import isotonic_regression
 
 from analysis.calibration._validate import check_pairs
 
@@ -69,22 +70,8 @@ class Platt:
 
 
 def pava(y: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Weighted pool-adjacent-violators: the non-decreasing fit minimising sum w (y - f)^2."""
-    n = y.size
-    level = np.empty(n)
-    weight = np.empty(n)
-    start = np.empty(n, dtype=np.int64)
-    top = -1
-    for i in range(n):
-        top += 1
-        level[top], weight[top], start[top] = y[i], w[i], i
-        while top > 0 and level[top - 1] >= level[top]:
-            tw = weight[top - 1] + weight[top]
-            level[top - 1] = (level[top - 1] * weight[top - 1] + level[top] * weight[top]) / tw
-            weight[top - 1] = tw
-            top -= 1
-    ends = np.append(start[1 : top + 1], n)
-    return np.repeat(level[: top + 1], ends - start[: top + 1])
+    """Weighted isotonic fit: the non-decreasing f minimising sum w (y - f)^2 (scipy's PAVA)."""
+    return np.asarray(isotonic_regression(y, weights=w, increasing=True).x, dtype=np.float64)
 
 
 @dataclass(frozen=True)
