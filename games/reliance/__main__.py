@@ -10,8 +10,8 @@ from pathlib import Path
 
 from games.reliance.export import export_library
 from games.reliance.library import Library, blueprint_ids, default_library, id_problems, quality_gates
+from games.reliance.rules import ScenarioError
 from games.reliance.solver import Node, Solution
-from games.reliance.spec import ScenarioError
 from games.reliance.text import observation_text, rules_text
 
 

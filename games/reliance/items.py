@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from games.reliance.library import Library, Pair
 from games.reliance.options import RelianceOptions
-from games.reliance.spec import Scenario
+from games.reliance.rules import Scenario
 from trustsim.errors import ConfigError
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from games.reliance.items import Item, select_items
 from games.reliance.library import Library, default_library, quality_gates
-from games.reliance.mesa_model import RelianceModel, Services
+from games.reliance.model import RelianceModel, Services
 from games.reliance.options import RelianceOptions, options_from_config
 from games.reliance.policy import ReliancePolicy
 from games.reliance.tables import PREDICTION_COLUMNS, SCENARIO_COLUMNS, STAGE_COLUMNS

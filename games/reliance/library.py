@@ -14,8 +14,8 @@ import numpy as np
 
 from games.reliance.loader import BLUEPRINT_DIR, SCENARIO_DIR, _read, load_all, load_scenario_file
 from games.reliance.processes import MAIN_PROCESSES
+from games.reliance.rules import Scenario
 from games.reliance.solver import ZERO_BENEFIT, Node, Solution, solve
-from games.reliance.spec import Scenario
 
 PROTECTIVE_KINDS = ("backup",)
 INFO_KINDS = ("test", "disclose", "message")

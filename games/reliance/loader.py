@@ -6,7 +6,7 @@ A blueprint file holds one collaboration category::
     defaults: {...}          # optional keys merged into every blueprint (blueprint keys win)
     blueprints: [{id: ..., setting: ..., channels: ..., ...}, ...]
 
-A scenario file holds fully explicit scenarios (``scenarios: [...]``, see :mod:`games.reliance.spec`).
+A scenario file holds fully explicit scenarios (``scenarios: [...]``, see :mod:`games.reliance.rules`).
 Errors name the file and the key path.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from games.reliance.processes import expand_blueprint
-from games.reliance.spec import Scenario, ScenarioError, parse_scenario
+from games.reliance.rules import Scenario, ScenarioError, parse_scenario
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 PACKAGE_DIR = Path(__file__).resolve().parent

@@ -1,267 +1,262 @@
-"""Compile a :class:`~games.reliance.spec.Scenario` into belief-space matrices.
+"""The Mesa model: one conversation (a scenario, or one side of a controlled-history pair).
 
-The hidden state is (joint channel modes, pending delayed report). For stage ``t`` and action ``a``:
-
-- ``cost[s]`` is the expected stage cost in hidden state ``s`` (fees plus expected loss),
-- ``M[o, s, s']`` = P(observation ``o``, next hidden state ``s'`` | ``s``), including the action's effects
-  and the between-stage transitions after stage ``t``,
-
-so a belief ``b`` (row vector) has expected cost ``b @ cost`` and unnormalised posterior ``b @ M[o]``.
-The same tables drive the generative sampler (true state, outcome, observation).
+``await model.collect()`` asks the decision maker; ``model.step()`` resolves one stage: it checks the
+answer, draws the stage's outcome and feedback from the generative model with the shared generator of
+(scenario, history), moves to the next reference node and records the decision row.
 """
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass
+from typing import Any
 
+import mesa
 import numpy as np
 
-from games.reliance.spec import Action, Scenario
+from games.reliance.beliefs import draw, sample_initial, step
+from games.reliance.items import Item
+from games.reliance.policy import Choice, DecisionView, ReliancePolicy
+from games.reliance.solver import Node, Solution
+from games.reliance.text import observation_text, posterior_text, rules_text
+from trustsim.mesa_base import Agent
+from trustsim.seeding import Seeder
 
-NONE_OBS = "nothing observed"
+INFO_KINDS = ("test", "disclose", "message")
 
 
-@dataclass
-class CompiledAction:
-    """The matrices of one action at one stage.
-
-    ``W[b, j, p2, k]`` is the probability, from joint mode ``j``, of the stage's own observation ``b``
-    (``base[b]``), the new pending report ``p2`` and job result ``k`` (0 failure, 1 success, 2 no job).
-    The full observation adds the revealed pending report ``p`` of the current hidden state:
-    ``obs[o]`` with ``o = b * len(reveal) + reveal.index(p)``.
-    """
-
-    name: str
-    cost: np.ndarray  # (S,)
-    success: np.ndarray | None  # (S,) P(job success | s); None for actions without a job
-    obs: tuple[str, ...]
-    M: np.ndarray  # (O, S, S)
-    kernel: np.ndarray  # (J, J) mode transition after the stage
-    W: np.ndarray  # (B, J, P, 3)
-    reveal: tuple[int, ...]  # pending indices that can be present at this stage
-    Msum: np.ndarray = field(default=None)  # type: ignore[assignment]  # (S, S) ignoring the observation
-    obs_index: dict[str, int] = field(default_factory=dict)
-
-    M2: np.ndarray = field(default=None)  # type: ignore[assignment]  # (S, O * S): b @ M2 = all b @ M[o]
-    _cum: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        self.Msum = self.M.sum(axis=0)
-        n_obs, n_states, _ = self.M.shape
-        self.M2 = np.ascontiguousarray(self.M.transpose(1, 0, 2).reshape(n_states, n_obs * n_states))
-        self.obs_index = {o: i for i, o in enumerate(self.obs)}
-
-    def sample(self, state: int, n_pending: int, rng: np.random.Generator) -> tuple[int, bool | None, int]:
-        """Draw (observation index, job success or None, new pending index) from hidden ``state``."""
-        j, p = divmod(state, n_pending)
-        if self._cum is None:
-            flat_w = self.W.transpose(1, 0, 2, 3).reshape(self.W.shape[1], -1)
-            self._cum = np.cumsum(flat_w / flat_w.sum(axis=1, keepdims=True), axis=1)
-        cum = self._cum[j]
-        flat = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), len(cum) - 1)
-        b, rest = divmod(flat, self.W.shape[2] * 3)
-        newp, k = divmod(rest, 3)
-        return b * len(self.reveal) + self.reveal.index(p), (None if k == 2 else bool(k)), newp
+def history_key(history: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> str:
+    """Canonical text of a public history: ``action>observation|action>observation``."""
+    return "|".join(f"{a}>{o}" for a, o in history)
 
 
 @dataclass
-class CompiledScenario:
-    """A scenario in matrix form."""
+class Services:
+    """What policies may use: the LLM client, the model config, the replicate index (cache sample)."""
 
-    scenario: Scenario
-    joint: tuple[tuple[str, ...], ...]
-    pending: tuple[str, ...]
-    prior: np.ndarray  # (S,)
-    stages: tuple[dict[str, CompiledAction], ...]
-    _indicator: np.ndarray | None = None
-
-    @property
-    def n_states(self) -> int:
-        return len(self.joint) * len(self.pending)
-
-    def state(self, j: int, p: int) -> int:
-        return j * len(self.pending) + p
-
-    def split(self, s: int) -> tuple[int, int]:
-        return divmod(s, len(self.pending))
-
-    def marginals(self, belief: np.ndarray) -> dict[str, dict[str, float]]:
-        """Posterior P(mode) per channel from a belief over hidden states."""
-        if self._indicator is None:
-            cols = []
-            for i, c in enumerate(self.scenario.channels):
-                for m in c.modes:
-                    col = np.array([float(j[i] == m) for j in self.joint])
-                    cols.append(np.repeat(col, len(self.pending)))
-            self._indicator = np.stack(cols, axis=1)
-        flat = (belief @ self._indicator).tolist()
-        out: dict[str, dict[str, float]] = {}
-        k = 0
-        for c in self.scenario.channels:
-            out[c.name] = dict(zip(c.modes, flat[k : k + len(c.modes)], strict=True))
-            k += len(c.modes)
-        return out
-
-    def joint_posterior(self, belief: np.ndarray) -> dict[tuple[str, ...], float]:
-        """Posterior over joint modes (pending reports summed out)."""
-        pj = belief.reshape(len(self.joint), len(self.pending)).sum(axis=1).tolist()
-        return dict(zip(self.joint, pj, strict=True))
+    llm: Any = None
+    model: Any = None
+    sample: int = 0
 
 
-def _feedback_records(a: Action, modes: dict[str, str]) -> list[tuple[float, str, bool | None]]:
-    """(probability, feedback key, job success) for one joint mode."""
-    if not a.does_job:
-        return [(1.0, "", None)]
-    if not a.rely:
-        p = float(a.success_prob)
-        recs = [(p, "job:success", True), (1 - p, "job:failure", False)]
-        if a.feedback == "none":
-            return [(p, "", True), (1 - p, "", False)]
-        return recs
-    per = [a.success[ch][modes[ch]] for ch in a.rely]
-    outcomes: dict[tuple[bool, ...], float] = {}
-    for combo in itertools.product((True, False), repeat=len(a.rely)):
-        pr = 1.0
-        for ok, p in zip(combo, per, strict=True):
-            pr *= p if ok else 1 - p
-        outcomes[combo] = (1 - a.common_fail) * pr
-    allfail = tuple(False for _ in a.rely)
-    outcomes[allfail] += a.common_fail
-    recs = []
-    for combo, pr in outcomes.items():
-        if pr <= 0:
-            continue
-        ok = all(combo) if a.combine in ("single", "conjunctive") else any(combo)
-        if a.feedback == "channels":
-            key = ",".join(
-                f"{ch}:{'success' if c else 'failure'}" for ch, c in zip(a.rely, combo, strict=True)
-            )
-        elif a.feedback == "joint":
-            key = f"job:{'success' if ok else 'failure'}"
+class DecisionMaker(Agent):
+    """The agent under test."""
+
+    def __init__(self, model: RelianceModel, policy: ReliancePolicy) -> None:
+        super().__init__(model)
+        self.policy = policy
+
+
+class RelianceModel(mesa.Model):
+    """Plays one item; ``await play()`` returns the decision rows."""
+
+    def __init__(
+        self,
+        *,
+        seed: int,
+        item: Item,
+        item_index: int,
+        solution: Solution,
+        policy: ReliancePolicy,
+        feedback: Seeder,
+        show_posterior: bool,
+        services: Services,
+        base_row: dict[str, Any],
+        recorder: Any = None,
+    ) -> None:
+        super().__init__(seed=seed)
+        self.item = item
+        self.item_index = item_index
+        self.sol = solution
+        self.comp = solution.compiled
+        self.scn = solution.scenario
+        self.feedback = feedback
+        self.show_posterior = show_posterior
+        self.recorder = recorder
+        self.base_row = base_row
+        self.maker = DecisionMaker(self, policy)
+        policy.start_item(np.random.default_rng(seed), services)
+        self.history: list[tuple[str, str]] = list(item.prefix)
+        node: Node | None = solution.root
+        for a, o in self.history:
+            assert node is not None
+            node = solution.child(node, a, o)
+        if node is None:
+            raise ValueError(f"item {item.id}: the fixed history ends the scenario")
+        self.node: Node | None = node
+        if item.pair is None:
+            self.state = sample_initial(self.comp, feedback.rng("initial", self.scn.id))
+        else:  # the true state is drawn from the posterior at the pair's node
+            b = node.belief
+            self.state = draw(np.cumsum(b), feedback.rng("pair", item.id))
+        self.decisions_left = 1 if item.pair is not None else len(self.scn.stages)
+        self.rows: list[dict[str, Any]] = []
+        self.choice: Choice | None = None
+        self.last_obs: str | None = None
+        self.over = False
+
+    # -- prompts -----------------------------------------------------------------------------------------
+    def prompt(self, node: Node) -> tuple[str, bool]:
+        stage = self.scn.stages[node.stage - 1]
+        first = not self.rows
+        parts: list[str] = []
+        if first:
+            parts.append(rules_text(self.scn))
+            if self.history:
+                parts.append("Earlier stages (already decided):")
+                parts.extend(
+                    f"- Stage {i}: you chose {a}; observed: {observation_text(self.scn, o)}."
+                    for i, (a, o) in enumerate(self.history, 1)
+                )
         else:
-            key = ""
-        recs.append((pr, key, ok))
-    return recs
+            parts.append(f"Stage {node.stage - 1} result: {observation_text(self.scn, self.last_obs or '')}.")
+        loss = f"a failure costs {stage.loss:g}" if stage.loss > 0 else "no job at this stage"
+        parts.append(f"Stage {node.stage} of {len(self.scn.stages)}: {stage.job} ({loss}).")
+        if self.show_posterior:
+            parts.append(
+                "Exact posterior over the partners' modes given everything so far: "
+                + posterior_text(
+                    self.scn, self.comp.marginals(node.belief), self.comp.joint_posterior(node.belief)
+                )
+                + "."
+            )
+        parts.append(f"Options: {', '.join(node.actions)}. Answer with the JSON object.")
+        return "\n".join(parts), first
 
+    def view(self) -> DecisionView:
+        assert self.node is not None
+        node = self.node
+        text, first = self.prompt(node)
+        p_exact = {a: p for a in node.actions if (p := self.sol.success_prob(node, a)) is not None}
+        return DecisionView(
+            scenario=self.scn,
+            stage=node.stage,
+            actions=node.actions,
+            history=tuple(self.history),
+            prompt=text,
+            first_turn=first,
+            posterior=self.comp.marginals(node.belief) if self.show_posterior else None,
+            reference=node,
+            p_exact=p_exact,
+        )
 
-def _possible_feedback(a: Action) -> list[str]:
-    """Every structurally possible feedback key of an action (for the pending-report states)."""
-    if not a.does_job or a.feedback == "none":
-        return []
-    if a.feedback == "joint" or not a.rely:
-        return ["job:success", "job:failure"]
-    return [
-        ",".join(f"{ch}:{'success' if c else 'failure'}" for ch, c in zip(a.rely, combo, strict=True))
-        for combo in itertools.product((True, False), repeat=len(a.rely))
-    ]
+    # -- one stage ---------------------------------------------------------------------------------------
+    async def collect(self) -> None:
+        policy = self.maker.policy
+        view = self.view()
+        self.choice = await policy.adecide(view) if policy.is_async else policy.decide(view)
 
+    def step(self) -> None:
+        node = self.node
+        choice = self.choice
+        assert node is not None and choice is not None
+        action = choice.action if choice.action in node.actions else None
+        reason = choice.invalid_reason or ("illegal_action" if choice.action is not None else "invalid")
+        row = self._row(node, choice, action, "" if action else reason)
+        if action is None:
+            self.over = True
+        else:
+            rng = self.feedback.rng("feedback", self.scn.id, history_key(self.history), action)
+            res = step(self.comp, node.stage, action, self.state, rng)
+            self.state = res.next_state
+            row.update(outcome=res.success, observation=res.obs, cost=res.cost)
+            self.history.append((action, res.obs))
+            self.last_obs = res.obs
+            self.node = self.sol.child(node, action, res.obs)
+            self.decisions_left -= 1
+            self.over = self.node is None or self.decisions_left == 0
+        self.rows.append(row)
+        if self.recorder is not None:
+            self.recorder.event(
+                "stage",
+                session=self.base_row["session"],
+                item=self.item.id,
+                scenario=self.scn.id,
+                stage=node.stage,
+                node=node.id,
+                history=row["history"],
+                raw=choice.raw,
+                action=action,
+                valid=action is not None,
+                invalid_reason=row["invalid_reason"],
+                optimal=row["optimal"],
+                confidence=choice.confidence,
+                reasoning=choice.reasoning,
+                observation=row.get("observation"),
+                latency_s=choice.latency_s,
+                tokens=[choice.prompt_tokens, choice.completion_tokens],
+                cached=choice.cached,
+            )
 
-def _channel_kernel(scn: Scenario, ch: str, a: Action, stage: int) -> np.ndarray:
-    modes = scn.channel(ch).modes
-    K = np.eye(len(modes))
-    kernels = [e.kernel for e in a.effects if e.channel == ch]
-    kernels += [t.kernel for t in scn.transitions if t.channel == ch and t.after == stage + 1]
-    for k in kernels:
-        K = K @ np.array([[k[m][n] for n in modes] for m in modes])
-    return K
+    def _row(self, node: Node, choice: Choice, action: str | None, invalid: str) -> dict[str, Any]:
+        sol = self.sol
+        acts = self.scn.actions
+        opt = node.optimal
+        tests = [a for a in node.actions if acts[a].counterpart is not None]
+        benefits = {a: sol.test_benefit(node, a) for a in tests}
+        supports = [a for a in node.actions if acts[a].kind == "support"]
+        protective = [a for a in node.actions if acts[a].kind == "backup"]
+        kind = acts[action].kind if action else ""
+        bench = benefits.get(action) if action else None
+        regret = node.regret(action) if action else float("nan")
+        pair = self.item.pair
+        return {
+            **self.base_row,
+            "item": self.item.id,
+            "item_index": self.item_index,
+            "scenario": self.scn.id,
+            "blueprint": self.scn.blueprint,
+            "category": self.scn.category,
+            "process": self.scn.process,
+            "pair": pair.id if pair else None,
+            "pair_side": self.item.side or None,
+            "pair_stable": pair.stable if pair else None,
+            "stage": node.stage,
+            "n_stages": len(self.scn.stages),
+            "node": node.id,
+            "history": history_key(self.history),
+            "show_posterior": self.show_posterior,
+            "actions": ";".join(node.actions),
+            "action": action,
+            "raw_action": choice.raw[:200],
+            "valid": action is not None,
+            "invalid_reason": invalid or None,
+            "action_kind": kind or None,
+            "optimal": bool(action and action in opt),
+            "optimal_actions": ";".join(opt),
+            "n_optimal": len(opt),
+            "myopic_actions": ";".join(node.myopic),
+            "myopic": bool(action and action in node.myopic),
+            "learning_pays": not (set(opt) & set(node.myopic)),
+            "q_values": ";".join(f"{a}={q:.6f}" for a, q in zip(node.actions, node.q, strict=True)),
+            "q_chosen": node.qof(action) if action else None,
+            "v_star": node.v,
+            "q_max": float(node.q.max()),
+            "value_range": node.value_range,
+            "regret": None if math.isnan(regret) else regret,
+            "immediate_cost": float(node.imm[node.actions.index(action)]) if action else None,
+            "is_test": bool(action and (acts[action].counterpart is not None or kind in INFO_KINDS)),
+            "test_benefit": bench,
+            "zero_benefit_test": bool(bench is not None and abs(bench) < 1e-8),
+            "useful_test_available": any(a in opt and (b or 0) > 1e-8 for a, b in benefits.items()),
+            "support_optimal": bool(set(supports) & set(opt)),
+            "support_target_wrong": bool(
+                kind == "support" and set(supports) & set(opt) and action not in opt
+            ),
+            "protective": bool(action and kind == "backup"),
+            "protective_optimal": bool(set(protective) & set(opt)),
+            "confidence": choice.confidence,
+            "p_exact": sol.success_prob(node, action) if action else None,
+            "outcome": None,
+            "observation": None,
+            "cost": None,
+            "latency_s": choice.latency_s,
+            "prompt_tokens": choice.prompt_tokens,
+            "completion_tokens": choice.completion_tokens,
+        }
 
-
-def _compile_action(
-    scn: Scenario,
-    a: Action,
-    t: int,
-    loss: float,
-    joint: tuple[tuple[str, ...], ...],
-    pending: list[str],
-    reach: tuple[int, ...],
-) -> CompiledAction:
-    names = scn.channel_names
-    J, P = len(joint), len(pending)
-    K = _channel_kernel(scn, names[0], a, t)
-    for ch in names[1:]:
-        K = np.kron(K, _channel_kernel(scn, ch, a, t))
-    cost_j = np.zeros(J)
-    succ_j = np.zeros(J)
-    base_index: dict[str, int] = {}
-    cells: list[tuple[int, int, int, int, float]] = []
-    for j, modes in enumerate(joint):
-        recs = _feedback_records(a, dict(zip(names, modes, strict=True)))
-        sig = [(1.0, "")]
-        if a.signal is not None:
-            m = modes[names.index(a.signal.channel)]
-            sig = [(row[m], f"{a.signal.name}:{lab}") for lab, row in a.signal.outcomes.items()]
-        c_j = a.fee
-        for pr, _, ok in recs:
-            if ok is not None:
-                c_j += pr * (a.success_fee if ok else loss * a.loss_share)
-                succ_j[j] += pr * ok
-        cost_j[j] = c_j
-        for (pr, fb, ok), (ps, sk) in itertools.product(recs, sig):
-            w = pr * ps
-            if w <= 0:
-                continue
-            base = sk if a.delay else "; ".join(x for x in (fb, sk) if x)
-            b = base_index.setdefault(base, len(base_index))
-            newp = pending.index(fb) if (a.delay and fb) else 0
-            cells.append((b, j, newp, 2 if ok is None else int(ok), w))
-    W = np.zeros((len(base_index), J, P, 3))
-    for b, j, newp, k, w in cells:
-        W[b, j, newp, k] += w
-    obs = tuple(
-        "; ".join(x for x in (base, f"late[{pending[p]}]" if pending[p] else "") if x) or NONE_OBS
-        for base in base_index
-        for p in reach
-    )
-    R = len(reach)
-    Wo = W.sum(axis=3)  # (B, J, P2)
-    # M[(b, r), (j, p), (j2, p2)] = Wo[b, j, p2] * K[j, j2] * [p == reach[r]]
-    M = np.zeros((len(base_index), R, J, P, J, P))
-    core = Wo[:, :, None, :] * K[None, :, :, None]  # (B, J, J2, P2)
-    for r, p in enumerate(reach):
-        M[:, r, :, p, :, :] = core
-    M = M.reshape(len(obs), J * P, J * P)
-    return CompiledAction(
-        a.name,
-        np.repeat(cost_j, P),
-        np.repeat(succ_j, P) if a.does_job else None,
-        obs,
-        M,
-        K,
-        W,
-        reach,
-    )
-
-
-def compile_scenario(scn: Scenario) -> CompiledScenario:
-    """Build the belief-space matrices of every (stage, admissible action)."""
-    joint = tuple(itertools.product(*(c.modes for c in scn.channels)))
-    pending = [""]
-    for a in scn.actions.values():
-        if a.delay:
-            for k in _possible_feedback(a):
-                if k not in pending:
-                    pending.append(k)
-    P = len(pending)
-    J = len(joint)
-    S = J * P
-    prior = np.zeros(S)
-    for j, modes in enumerate(joint):
-        prior[j * P] = scn.prior[modes]
-    stages = []
-    cache: dict[tuple[str, float, tuple[int, ...], tuple[int, ...]], CompiledAction] = {}
-    reach = (0,)
-    for t, stage in enumerate(scn.stages):
-        acts: dict[str, CompiledAction] = {}
-        next_reach: set[int] = set()
-        for name in stage.actions:
-            a = scn.actions[name]
-            moving = tuple(i for i, tr in enumerate(scn.transitions) if tr.after == t + 1)
-            key = (name, stage.loss, moving, reach)
-            if key not in cache:
-                cache[key] = _compile_action(scn, a, t, stage.loss, joint, pending, reach)
-            acts[name] = cache[key]
-            next_reach.update(int(x) for x in np.nonzero(cache[key].W.sum(axis=(0, 1, 3)))[0])
-        stages.append(acts)
-        reach = tuple(sorted(next_reach))
-    return CompiledScenario(scn, joint, tuple(pending), prior, tuple(stages))
+    async def play(self) -> list[dict[str, Any]]:
+        while not self.over:
+            await self.collect()
+            self.step()
+        return self.rows

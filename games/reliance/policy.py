@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from games.reliance.rules import Scenario
 from games.reliance.solver import Node
-from games.reliance.spec import Scenario
 
 
 @dataclass(frozen=True)

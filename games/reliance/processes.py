@@ -2,7 +2,7 @@
 
 Main processes: ``repeated``, ``delayed``, ``improvement``, ``replacement``, ``withdrawal``.
 Specialised kinds: ``contract``, ``disclosure``, ``communication``, ``commitment``.
-The dict is then validated by :func:`games.reliance.spec.parse_scenario`.
+The dict is then validated by :func:`games.reliance.rules.parse_scenario`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from games.reliance.spec import ScenarioError
+from games.reliance.rules import ScenarioError
 
 MAIN_PROCESSES = ("repeated", "delayed", "improvement", "replacement", "withdrawal")
 SPECIAL_PROCESSES = ("contract", "disclosure", "communication", "commitment")

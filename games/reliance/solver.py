@@ -6,16 +6,19 @@ reachable node (after optimal and sub-optimal actions alike, pruning only zero-p
 the backward pass computes
 
     Q*_t(b, a) = b · cost_a + Σ_o P(o | b, a) · V*_{t+1}(b_{a,o}),   V*_t(b) = min_a Q*_t(b, a),   V*_{T+1} = 0.
+
+:func:`rollout` estimates Q* by simulation instead, independently of the recursion (a test checks both).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from games.reliance.model import CompiledScenario, compile_scenario
-from games.reliance.spec import Scenario
+from games.reliance.beliefs import CompiledScenario, compile_scenario, draw, step
+from games.reliance.rules import Scenario
 
 OPT_TOL = 1e-9
 PROB_EPS = 1e-12
@@ -244,3 +247,35 @@ def solve(scn: Scenario | CompiledScenario) -> Solution:
             n.v = float(n.q.min())
             values[n.id] = n.v
     return Solution(comp, nodes, locks)
+
+
+# -- Monte Carlo check of Q* (independent of the backward recursion) -----------------------------------
+Policy = Callable[[Node], str]
+
+
+def first_optimal(node: Node) -> str:
+    """The oracle's tie-break: the first optimal action in the admissible order."""
+    return node.optimal[0]
+
+
+def rollout(
+    sol: Solution, node: Node, first: str, rng: np.random.Generator, policy: Policy = first_optimal
+) -> float:
+    """Total realised cost from ``node`` taking ``first``, then following ``policy``.
+
+    The true state is drawn from the node's posterior, so the mean over rollouts estimates Q*(node, first).
+    """
+    comp = sol.compiled
+    b = node.belief
+    state = draw(np.cumsum(b), rng)
+    total = 0.0
+    current: Node | None = node
+    action = first
+    while current is not None:
+        res = step(comp, current.stage, action, state, rng)
+        total += res.cost
+        state = res.next_state
+        current = sol.child(current, action, res.obs)
+        if current is not None:
+            action = policy(current)
+    return total

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from games.reliance.model import NONE_OBS
-from games.reliance.spec import Action, Scenario
+from games.reliance.beliefs import NONE_OBS
+from games.reliance.rules import Action, Scenario
 
 
 def _p(x: float) -> str:

@@ -96,7 +96,7 @@ def _reliance() -> tuple[Callable[[int], Any], type]:
     from agents.reliance.oracle import OracleAgent
     from games.reliance.items import Item
     from games.reliance.library import default_library
-    from games.reliance.mesa_model import DecisionMaker, RelianceModel, Services
+    from games.reliance.model import DecisionMaker, RelianceModel, Services
     from trustsim.seeding import Seeder
 
     lib = default_library()

@@ -10,7 +10,7 @@ import pytest
 from agents.reliance.llm_agent import LLMAgent
 from agents.reliance.parse import parse_answer
 from games.reliance.items import Item
-from games.reliance.mesa_model import RelianceModel, Services
+from games.reliance.model import RelianceModel, Services
 from games.reliance.solver import solve
 from trustsim.llm.types import ChatResponse
 from trustsim.seeding import Seeder

@@ -10,9 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from games.reliance.loader import load_all
-from games.reliance.simulate import rollout
-from games.reliance.solver import solve
-from games.reliance.spec import parse_scenario
+from games.reliance.rules import parse_scenario
+from games.reliance.solver import rollout, solve
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from games.reliance.loader import load_blueprint_file
-from games.reliance.spec import ScenarioError, parse_scenario
+from games.reliance.rules import ScenarioError, parse_scenario
 
 BASE = {
     "id": "v",

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from games.reliance.loader import SCENARIO_DIR, load_scenario_file
+from games.reliance.rules import parse_scenario
 from games.reliance.solver import solve
-from games.reliance.spec import parse_scenario
 
 FILE = SCENARIO_DIR / "worked_example.yaml"
 

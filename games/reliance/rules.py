@@ -1,7 +1,8 @@
-"""The explicit scenario format: parsing and validation of one three-stage reliance problem.
+"""The rules of a reliance problem: the explicit scenario format (channels, actions, costs, feedback,
+stages, transitions), parsed and validated into a frozen :class:`Scenario`.
 
 A scenario dict (written by hand for specialised scenarios, or expanded from a blueprint by
-:mod:`games.reliance.processes`) is parsed into a frozen :class:`Scenario`. Every error names the source
+:mod:`games.reliance.processes`) is parsed here. Every error names the source
 file and the key path, e.g. ``blueprints/route.yaml: scenarios[2].actions.test_P.signal.pass.bad``.
 """
 
