@@ -47,7 +47,7 @@ class LLMPlayer(ArenaPlayer):
         self.kit: DecisionKit | None = None
 
     def bind(
-        self, client: Any, model: str | None = None, sample: int = 0, *_legacy: Any, model_config: Any = None
+        self, client: Any, model: str | None = None, sample: int = 0, *, model_config: Any = None
     ) -> None:
         """Attach the LLM client and the sample index of this seat's requests.
 
@@ -55,7 +55,6 @@ class LLMPlayer(ArenaPlayer):
             client: the job's client (``await client.complete(ChatRequest)``).
             model: the job's model name (used when the player names no model of its own).
             sample: the sample index (from the seed tree; part of the request-store key).
-            *_legacy: ignored (an older caller passed the structured-output mode; the model config decides).
             model_config: the model config deciding the decoding; None takes ``client.model``.
         """
         self.kit = DecisionKit(client, model_config, sample=sample)
