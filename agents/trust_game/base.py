@@ -8,6 +8,8 @@ import numpy as np
 
 from games.trust_game.types import Decision, PairInfo, TrusteeView, TrustorView
 
+_UNSET = np.random.default_rng(0)  # replaced by reset(); one shared generator keeps construction cheap
+
 
 class TrustPlayer:
     """Base class of a trust-game decision maker.
@@ -27,7 +29,7 @@ class TrustPlayer:
     is_async: ClassVar[bool] = False
 
     def __init__(self) -> None:
-        self.rng: np.random.Generator = np.random.default_rng(0)
+        self.rng: np.random.Generator = _UNSET
         self.info: PairInfo | None = None
 
     @property

@@ -116,11 +116,12 @@ class Human(TrustPlayer):
 
     name = "tg_human"
     classifier: ClassVar[dict[str, Any]] = _classifier(stochastic=True)
-    _amounts = np.array(list(BERG_1995_SENT), dtype=float)
-    _probs = np.array(list(BERG_1995_SENT.values()), dtype=float) / sum(BERG_1995_SENT.values())
+    _amounts: ClassVar[list[int]] = list(BERG_1995_SENT)
+    _cdf = np.cumsum(list(BERG_1995_SENT.values())) / sum(BERG_1995_SENT.values())
 
     def send(self, view: TrustorView) -> Decision:
-        fraction = float(self.rng.choice(self._amounts, p=self._probs)) / 10.0
+        i = min(int(np.searchsorted(self._cdf, self.rng.random(), side="right")), len(self._amounts) - 1)
+        fraction = self._amounts[i] / 10.0
         return scripted_decision(round_half_up(fraction * view.info.stakes.endowment))
 
     def give_back(self, view: TrusteeView) -> Decision:

@@ -34,10 +34,13 @@ from games.trust_game.types import (
 )
 
 _STREAMS = {"horizon": 0, "trustor": 1, "trustee": 2}
+_UNUSED = np.random.default_rng(0)
+"""Handed to deterministic players (no random draws): creating a generator per player costs more than the
+rest of a scripted one-shot exchange."""
 
 
 def stream(seed: int, pair: int, name: str) -> np.random.Generator:
-    """One of a pair's independent random streams."""
+    """One of a pair's independent random streams (the horizon stream is shared by a session's pairs)."""
     return np.random.default_rng([seed, pair, _STREAMS[name]])
 
 
@@ -134,15 +137,21 @@ class TrustGameModel(mesa.Model):
         self.on_exchange = on_exchange
         self.pairs: list[PairRecord] = []
         self.round = 1
+        infos = {
+            r: PairInfo(r, stakes, horizon, history, population if history == "population" else ())
+            for r in ROLES
+        }
+        lengths = stream(seed, 0, "horizon")  # one draw per pair, in pair order: the world's, not the agents'
+        player_seed = seed if agent_seed is None else agent_seed
         for i, (trustor, trustee) in enumerate(players):
             agents = {
                 "trustor": RoleAgent(self, i, "trustor", trustor),
                 "trustee": RoleAgent(self, i, "trustee", trustee),
             }
             for role, agent in agents.items():
-                info = PairInfo(role, stakes, horizon, history, population if history == "population" else ())
-                agent.player.reset(stream(seed if agent_seed is None else agent_seed, i, role), info)
-            self.pairs.append(PairRecord(i, horizon.draw_length(stream(seed, i, "horizon")), agents))
+                stochastic = agent.player.classifier.get("stochastic", True)
+                agent.player.reset(stream(player_seed, i, role) if stochastic else _UNUSED, infos[role])
+            self.pairs.append(PairRecord(i, horizon.draw_length(lengths), agents))
         self._pending: dict[int, tuple[Decision, Decision]] | None = None
         self.running = any(p.running for p in self.pairs)
 
