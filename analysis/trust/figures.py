@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.patches import Patch
 
 from analysis.trust.measures import CellResult, Delta
 from analysis.trust.schedules import MULTI_FAILURE, schedule_sort_key
@@ -23,23 +24,62 @@ FigureResult = tuple[str | None, str]
 """(base name written or None, caption or reason it was skipped)."""
 
 
-def _save(fig: plt.Figure, out_dir: Path, name: str) -> str:
+def _save(fig: plt.Figure, out_dir: Path, name: str, legend: tuple[list, list] | None = None) -> str:
+    """Save as PNG and PDF. ``legend`` = (handles, labels) of one legend for the whole figure, drawn below
+    the panels (never over the data); the saved canvas grows to hold it."""
     out_dir.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(out_dir / f"{name}.png", dpi=130)
-    fig.savefig(out_dir / f"{name}.pdf")
+    extra = []
+    if legend is not None and legend[0]:
+        handles, labels = legend
+        extra.append(
+            fig.legend(
+                handles,
+                labels,
+                loc="upper center",
+                bbox_to_anchor=(0.5, 0.0),
+                ncol=max(1, min(len(labels), 4, int(fig.get_figwidth() // 2.2))),
+                fontsize=8,
+                frameon=False,
+            )
+        )
+    for ext, dpi in (("png", 130), ("pdf", None)):
+        fig.savefig(out_dir / f"{name}.{ext}", dpi=dpi, bbox_inches="tight", bbox_extra_artists=extra)
     plt.close(fig)
     return name
 
 
+def _merged_legend(axes: np.ndarray | list[plt.Axes]) -> tuple[list, list]:
+    """Handles and labels of every panel, each label once (first occurrence)."""
+    seen: dict[str, object] = {}
+    for ax in np.ravel(axes):
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, h)
+    return list(seen.values()), list(seen)
+
+
+def _who(model: object, agent: object) -> str:
+    """A readable name: the model, or ``scripted:<agent>`` for offline agents (their model is ``scripted``)."""
+    return f"scripted:{agent}" if str(model) == "scripted" and str(agent) not in ("", "nan") else str(model)
+
+
 def _with_who(df: pd.DataFrame) -> pd.DataFrame:
-    """Add ``who``: the model, plus agent kind / partner slot when the frame holds several."""
+    """Add ``who``: the model (``scripted:<agent>`` for offline agents), plus agent kind / partner slot when
+    the frame holds several."""
     out = df.copy()
+    agents = out["agent"] if "agent" in out else pd.Series([""] * len(out), index=out.index)
+    out["who"] = [_who(m, a) for m, a in zip(out["model"], agents, strict=True)]
     extra = [k for k in ("agent", "partner_slot") if k in out and out[k].nunique() > 1]
-    out["who"] = out["model"].astype(str)
     if extra:
-        out["who"] = out["who"] + " (" + out[extra].astype(str).agg(", ".join, axis=1) + ")"
+        parts = out[extra].astype(str)
+        if "agent" in extra:  # a scripted agent is already named
+            parts.loc[out["model"].astype(str) == "scripted", "agent"] = ""
+        tail = parts.agg(lambda r: ", ".join(x for x in r if x), axis=1)
+        out["who"] = out["who"] + [f" ({t})" if t else "" for t in tail]
     return out
+
+
+D_WRONG_PATCH = Patch(facecolor="gold", alpha=0.3, label="D wrong (shaded game)")
 
 
 def _grid(n: int, width: float = 4.2, height: float = 3.2) -> tuple[plt.Figure, np.ndarray]:
@@ -73,8 +113,10 @@ def verification_by_round(by_round: pd.DataFrame, out_dir: Path) -> FigureResult
         ax.set_xlabel("round")
         ax.set_ylabel("verifications / game")
         ax.set_xticks(sub.index)
-    axes[0].legend(title="target", fontsize=7)
-    name = _save(fig, out_dir, "fig_verification_by_round")
+    handles, labels = _merged_legend(axes)
+    order = sorted(range(len(labels)), key=lambda i: labels[i])
+    legend = ([handles[i] for i in order], [f"target {labels[i]}" for i in order])
+    name = _save(fig, out_dir, "fig_verification_by_round", legend)
     return (
         name,
         "Memoryless cells: verifications per D-correct game by round, stacked by the verified puzzle.",
@@ -106,9 +148,14 @@ def per_game_bars(curves: pd.DataFrame, out_dir: Path) -> FigureResult:
             ax.set_title(f"{model} — {schedule}", fontsize=9)
             ax.set_xlabel("game")
             ax.set_ylabel("verifications / game")
-    axes[0, 0].legend(fontsize=7)
-    name = _save(fig, out_dir, "fig_per_game_bars")
-    return name, "Verifications per game by game index (partner's puzzle vs the rest); shaded = D-wrong game."
+    handles, labels = _merged_legend(axes)
+    if (sel["d_correct_share"] < 1).any():
+        handles, labels = [*handles, D_WRONG_PATCH], [*labels, D_WRONG_PATCH.get_label()]
+    name = _save(fig, out_dir, "fig_per_game_bars", (handles, labels))
+    return name, (
+        "Verifications per game by game index (partner's puzzle vs the rest); yellow shading = a game in "
+        "which the partner D was wrong in at least one session."
+    )
 
 
 def two_axis_scatter(deltas: list[Delta], out_dir: Path) -> FigureResult:
@@ -138,8 +185,7 @@ def two_axis_scatter(deltas: list[Delta], out_dir: Path) -> FigureResult:
     ax.axvline(0, color="k", lw=0.6)
     ax.set_xlabel("Δtrust = verif./game (smooth) − anchor   (← trust formed)")
     ax.set_ylabel("Δtarget = partner share (1strike) − anchor   (↑ culprit targeted)")
-    ax.legend(fontsize=7)
-    name = _save(fig, out_dir, "fig_two_axis")
+    name = _save(fig, out_dir, "fig_two_axis", ax.get_legend_handles_labels())
     return name, "Trust formation vs culprit targeting per model, with 95% cluster-bootstrap whiskers."
 
 
@@ -150,22 +196,27 @@ def recovery(curves: pd.DataFrame, out_dir: Path) -> FigureResult:
     if not schedules:
         return None, "no multi-failure schedule (2strike, 3strike, mid2strike, recur) in the data"
     fig, axes = _grid(len(schedules))
+    sel = _with_who(curves[curves["schedule"].isin(schedules)])
+    colour = {k: f"C{i % 10}" for i, k in enumerate(sorted(set(zip(sel["who"], sel["memory"], strict=True))))}
     for ax, schedule in zip(axes, schedules, strict=False):
-        sub = _with_who(curves[curves["schedule"] == schedule])
+        sub = sel[sel["schedule"] == schedule]
         fail = sorted(sub.loc[sub["d_correct_share"] < 1, "game"].unique())
         for g in fail:
             ax.axvspan(g - 0.5, g + 0.5, color="gold", alpha=0.3, lw=0, zorder=0)
-        for i, ((model, memory), m) in enumerate(sub.groupby(["who", "memory"], sort=True)):
+        for (model, memory), m in sub.groupby(["who", "memory"], sort=True):
             m = m.sort_values("game")
-            ax.plot(m["game"], m["volume"], marker="o", ms=3, color=f"C{i % 10}", label=f"{model} ({memory})")
+            c = colour[(model, memory)]
+            ax.plot(m["game"], m["volume"], marker="o", ms=3, color=c, label=f"{model} ({memory})")
             ok = m["volume_low"].notna()
             ax.fill_between(m.loc[ok, "game"], m.loc[ok, "volume_low"], m.loc[ok, "volume_high"],
-                            color=f"C{i % 10}", alpha=0.15)  # fmt: skip
+                            color=c, alpha=0.15)  # fmt: skip
         ax.set_title(schedule, fontsize=9)
         ax.set_xlabel("game (shaded: D wrong)")
         ax.set_ylabel("verifications / game")
-    axes[0].legend(fontsize=7)
-    name = _save(fig, out_dir, "fig_recovery")
+    handles, labels = _merged_legend(axes)
+    name = _save(
+        fig, out_dir, "fig_recovery", ([*handles, D_WRONG_PATCH], [*labels, D_WRONG_PATCH.get_label()])
+    )
     return (
         name,
         "Recovery under multi-failure schedules: verifications per game with 95% bands; shaded = D wrong.",
@@ -179,25 +230,29 @@ def survival(km: pd.DataFrame, out_dir: Path) -> FigureResult:
     km = _with_who(km)
     models = sorted(km["who"].unique())
     fig, axes = _grid(len(models))
+    all_keys = sorted({(s, m) for s, m in zip(km["schedule"], km["memory"], strict=True)},
+                      key=lambda x: (schedule_sort_key(x[0]), x[1]))  # fmt: skip
+    colour = {k: f"C{i % 10}" for i, k in enumerate(all_keys)}  # one colour per schedule in every panel
     for ax, model in zip(axes, models, strict=False):
         sub = km[km["who"] == model]
-        keys = sorted({(s, m) for s, m in zip(sub["schedule"], sub["memory"], strict=True)},
-                      key=lambda x: (schedule_sort_key(x[0]), x[1]))  # fmt: skip
-        for i, (schedule, memory) in enumerate(keys):
+        keys = [k for k in all_keys if ((sub["schedule"] == k[0]) & (sub["memory"] == k[1])).any()]
+        for schedule, memory in keys:
             c = sub[(sub["schedule"] == schedule) & (sub["memory"] == memory)]
             t = np.concatenate([[0], c["time"].to_numpy()])
             s = np.concatenate([[1.0], c["survival"].to_numpy()])
-            ax.step(t, s, where="post", color=f"C{i % 10}", label=f"{schedule} ({memory})")
+            col = colour[(schedule, memory)]
+            ax.step(t, s, where="post", color=col, label=f"{schedule} ({memory})")
             if c["low"].notna().all():
                 lo = np.concatenate([[1.0], c["low"].to_numpy()])
                 hi = np.concatenate([[1.0], c["high"].to_numpy()])
-                ax.fill_between(t, lo, hi, step="post", color=f"C{i % 10}", alpha=0.12)
+                ax.fill_between(t, lo, hi, step="post", color=col, alpha=0.12)
         ax.set_ylim(0, 1.02)
         ax.set_title(model, fontsize=9)
         ax.set_xlabel("rounds survived")
         ax.set_ylabel("P(alive)")
-        ax.legend(fontsize=6)
-    name = _save(fig, out_dir, "fig_survival")
+    handles, labels = _merged_legend(axes)
+    order = sorted(range(len(labels)), key=lambda i: [f"{k[0]} ({k[1]})" for k in all_keys].index(labels[i]))
+    name = _save(fig, out_dir, "fig_survival", ([handles[i] for i in order], [labels[i] for i in order]))
     return name, "Kaplan–Meier survival of the agents under test by round, with 95% cluster-bootstrap bands."
 
 
