@@ -107,6 +107,13 @@ def looks_like_key(value: str) -> bool:
     return bool(_KEY_SHAPED.match(value.strip()))
 
 
+def _plausible_env_name(name: str) -> bool:
+    """A variable name, not a pasted key: set in the environment, or conventional (``MY_KEY``)."""
+    if not ENV_NAME.match(name) or looks_like_key(name) or name in secret_values():
+        return False
+    return name in os.environ or bool(_CONVENTIONAL_ENV.match(name))
+
+
 def describe_env_name(name: str) -> str:
     """How to name variable ``name`` in a message: itself when it looks like one, never a pasted key."""
     if _CONVENTIONAL_ENV.match(name) and name not in secret_values():
@@ -225,13 +232,15 @@ def override_problem(arg: str) -> tuple[str, str] | None:
     value = value.strip().strip("'\"")
     parts = key.split(".")
     if parts[-1].endswith("_env"):
-        names = [v for v in re.split(r"[,\s]+", value.strip("[]")) if v]
-        if any(not ENV_NAME.match(v) or v in secret_values() for v in names):
+        names = [v for v in re.split(r"[,\s]+", value.strip("[]")) if v and v != "null"]
+        if any(not _plausible_env_name(v) for v in names):
             return key, (
-                "must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not a key value; "
-                + HOW_TO_PASS_KEYS
+                "must be the NAME of a set environment variable (e.g. OPENAI_API_KEY), not a key value "
+                "(the value given is not shown); " + HOW_TO_PASS_KEYS
             )
         return None
+    if parts[-1] == "api_base" and re.match(r"^[a-z][a-z0-9+.-]*://[^/@]*:[^/@]*@", value, re.IGNORECASE):
+        return key, "credentials in the URL are not accepted; " + HOW_TO_PASS_KEYS
     if any(is_secret_param(p) for p in parts):
         return key, "secrets are not accepted in config; " + HOW_TO_PASS_KEYS
     if value and (value in secret_values() or any(s in value for s in secret_values())):

@@ -283,19 +283,29 @@ class LLMClient:
 
 def check_key_env(model: ModelConfig) -> None:
     """Fail at start, naming the variable, when the model names a key variable that is not set."""
+    for header, var in model.headers_env.items():
+        if not os.environ.get(var):
+            raise MissingKeyError(
+                f"model.headers_env.{header}",
+                f"environment variable {describe_env_name(var)} is not set",
+                resume=f"export {describe_env_name(var)}=<value>, then re-run",
+            )
     env = model.api_key_env
-    if env and not os.environ.get(env):
-        shown = describe_env_name(env)
+    if not env or os.environ.get(env):
+        return
+    keyless = " (for a server that needs no key: model.api_key_env=null)"
+    if describe_env_name(env) == env:
         raise MissingKeyError(
             "model.api_key_env",
-            f"environment variable {shown} is not set (the model's API key is read from it)",
-            resume=(
-                f"export {shown}=<your key> and re-run"
-                if shown == env
-                else "put the key in an environment variable and name it: model.api_key_env=MY_KEY"
-            )
-            + " (for a server that needs no key: model.api_key_env=null)",
+            f"environment variable {env} is not set (the model's API key is read from it)",
+            resume=f"export {env}=<your key> and re-run{keyless}",
         )
+    raise MissingKeyError(
+        "model.api_key_env",
+        "the variable it names is not set (its name is not shown: it does not look like a variable name; "
+        "is it the key itself?)",
+        resume=f"put the key in an environment variable and name it: model.api_key_env=MY_KEY{keyless}",
+    )
 
 
 def _response(stored: StoredResponse, *, cached: bool) -> ChatResponse:
