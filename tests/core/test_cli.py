@@ -114,3 +114,57 @@ def test_secrets_never_reach_any_file(tmp_path):
     for path in (tmp_path / "run").rglob("*"):
         if path.is_file():
             assert secret not in path.read_text(errors="replace"), path
+
+
+def test_multirun_writes_one_sweep_directory_with_a_job_index(tmp_path):
+    proc = trustsim(tmp_path, "-m", "+experiment=1strike,2strike", "agent=bayes", "game.games=2", timeout=400)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    sweeps = [p for p in (tmp_path / "outputs" / "sweeps").glob("*/*") if p.is_dir()]
+    assert len(sweeps) == 1, sweeps  # one sweep directory, no stray <ts>_default directory
+    assert not (tmp_path / "outputs" / "runs").exists()
+    jobs = sorted(p.name for p in sweeps[0].iterdir() if p.is_dir())
+    assert jobs == [
+        "000_+experiment=1strike,agent=bayes,game.games=2",
+        "001_+experiment=2strike,agent=bayes,game.games=2",
+    ]
+    index = (sweeps[0] / "jobs.csv").read_text().splitlines()
+    assert index[0] == "job,dir,overrides,status,run_id,failure" and len(index) == 3
+    assert all(",complete," in line for line in index[1:])
+
+
+def test_multirun_with_a_failed_job_exits_non_zero_naming_it(tmp_path):
+    proc = trustsim(
+        tmp_path,
+        "-m",
+        "+experiment=1strike",
+        "agent=bayes",
+        "game.games=2",
+        "seed=0,-1",
+        "hydra.sweep.dir=sw",
+    )
+    assert proc.returncode == 1
+    assert "1 of 2 jobs did not complete" in proc.stderr
+    assert "job 1 [+experiment=1strike agent=bayes game.games=2 seed=-1]" in proc.stderr
+    assert "config error at 'seed'" in proc.stderr
+    index = (tmp_path / "sw" / "jobs.csv").read_text()
+    assert ",failed," in index and ",complete," in index
+
+
+def test_unwritable_run_directory_says_what_to_do(tmp_path):
+    (tmp_path / "a_file").write_text("")
+    proc = trustsim(tmp_path, "+experiment=smooth", "agent=bayes", "hydra.run.dir=a_file/run")
+    assert proc.returncode == 2
+    assert "cannot write the output directory 'a_file/run'" in proc.stderr and "hydra.run.dir=" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_unknown_keys_and_ineffective_settings_from_the_command_line(tmp_path):
+    for args, key in ((["+game.coin=2"], "game.coin"), (["+foo=1"], "foo")):
+        proc = trustsim(tmp_path, "+experiment=mid2strike", "agent=bayes", *args, "hydra.run.dir=r")
+        assert proc.returncode == 2 and f"config error at '{key}'" in proc.stderr
+    proc = trustsim(
+        tmp_path, "+experiment=mid2strike", "agent=bayes", "game.verifier=llm", "hydra.run.dir=r2"
+    )
+    assert proc.returncode == 2 and "makes no LLM calls" in proc.stderr
+    proc = trustsim(tmp_path, "agent=bayes", "schedule=custom", "hydra.run.dir=r3")
+    assert proc.returncode == 2 and "schedule.pattern is required" in proc.stderr
