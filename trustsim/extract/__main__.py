@@ -96,7 +96,6 @@ def main(argv: list[str] | None = None) -> int:
                     items,
                     client,
                     name,
-                    structured_output=str(model_cfg.get("structured_output") or "schema"),
                     on_done=lambda _: bar.update(1),
                 )
             )

@@ -1,16 +1,15 @@
-"""Ask an extractor model for the probability a reasoning text implies (strict JSON, via the LLM layer)."""
+"""Ask an extractor model for the probability a reasoning text implies (JSON, via the decision kit)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from trustsim.extract.items import ReasoningItem
-from trustsim.llm.types import ChatRequest
+from trustsim.llm.decision import DecisionKit, InvalidAnswer, extract_json
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -36,26 +35,36 @@ def messages(item: ReasoningItem) -> list[dict[str, str]]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
-def parse_probability(text: str) -> tuple[float | None, str | None]:
-    """``(p, None)`` for a strict JSON answer with a probability in [0, 1]; ``(None, reason)`` otherwise.
+def read_probability(obj: dict[str, Any]) -> float:
+    """The probability in an answer object; raises :class:`InvalidAnswer` with the reason otherwise.
 
-    An explicit null is ``no_implied_probability``; anything else that is not the schema is ``unparseable``,
-    ``out_of_range`` or ``not_a_number``. Nothing is rescaled or defaulted.
+    An explicit null is ``no_implied_probability``; a missing key ``unparseable``; a value that is not a
+    number in [0, 1] ``not_a_number`` or ``out_of_range``. Nothing is rescaled or defaulted.
     """
-    try:
-        obj = json.loads((text or "").strip())
-    except json.JSONDecodeError:
-        return None, "unparseable"
-    if not isinstance(obj, dict) or "probability" not in obj:
-        return None, "unparseable"
+    if "probability" not in obj:
+        raise InvalidAnswer("unparseable")
     v = obj["probability"]
     if v is None:
-        return None, "no_implied_probability"
+        raise InvalidAnswer("no_implied_probability")
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-        return None, "not_a_number"
+        raise InvalidAnswer("not_a_number")
     if not 0.0 <= v <= 1.0:
-        return None, "out_of_range"
-    return float(v), None
+        raise InvalidAnswer("out_of_range")
+    return float(v)
+
+
+def parse_probability(text: str) -> tuple[float | None, str | None]:
+    """``(p, None)`` for an answer whose JSON object holds a probability in [0, 1]; ``(None, reason)``
+    otherwise (the decision kit's reading: ``empty``, ``unparseable``, or :func:`read_probability`'s)."""
+    if not text or not text.strip():
+        return None, "empty"
+    obj = extract_json(text, ("probability",))
+    if obj is None:
+        return None, "unparseable"
+    try:
+        return read_probability(obj), None
+    except InvalidAnswer as bad:
+        return None, bad.reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,38 +78,29 @@ class Extraction:
     cached: bool
 
 
-def request_params(structured_output: str) -> dict[str, Any]:
-    """``response_format`` for the extractor: JSON schema, JSON object, or nothing."""
-    if structured_output == "schema":
-        return {
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": "implied_probability", "schema": SCHEMA, "strict": True},
-            }
-        }
-    if structured_output == "json_object":
-        return {"response_format": {"type": "json_object"}}
-    return {}
-
-
 async def extract(
     items: Sequence[ReasoningItem],
     client: Any,
     model: str,
     *,
-    structured_output: str = "schema",
+    model_config: Any = None,
     on_done: Callable[[Extraction], None] | None = None,
     max_tokens: int = 40,
 ) -> list[Extraction]:
-    """Extract every item concurrently (the client limits concurrency; repeats come from its store)."""
-    params = {"max_tokens": max_tokens, **request_params(structured_output)}
+    """Extract every item concurrently (the client limits concurrency; repeats come from its store).
+
+    The extractor model is asked through the decision kit: JSON schema, JSON mode or unconstrained as its
+    model config (``model_config``, default ``client.model``) says, as in every game.
+    """
+    kit = DecisionKit(client, model_config, request_model=model, params={"max_tokens": max_tokens})
 
     async def one(item: ReasoningItem) -> Extraction:
-        resp = await client.complete(
-            ChatRequest(model=model, messages=messages(item), params=params, purpose="extract")
+        answer = await kit.decide(
+            messages(item), read_probability, schema=SCHEMA, name="implied_probability", purpose="extract"
         )
-        p, reason = parse_probability(resp.text)
-        ex = Extraction(item, p, reason, resp.text, resp.cached)
+        ex = Extraction(
+            item, answer.value if answer.valid else None, answer.invalid_reason, answer.raw, answer.cached
+        )
         if on_done is not None:
             on_done(ex)
         return ex
