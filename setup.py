@@ -1,0 +1,18 @@
+"""Packages of the wheel: trustsim, games, agents, analysis and the Hydra configs (``conf/`` ships as
+``trustsim/conf``, so the installed ``trustsim`` command works from any directory). Everything else is in
+pyproject.toml."""
+
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+CONF = Path("conf")
+conf_packages = ["trustsim.conf"] + [
+    "trustsim.conf." + ".".join(p.relative_to(CONF).parts) for p in sorted(CONF.rglob("*")) if p.is_dir()
+]
+
+setup(
+    packages=find_packages(include=["trustsim*", "agents*", "games*", "analysis*"]) + conf_packages,
+    package_dir={"trustsim.conf": str(CONF)},
+    package_data={name: ["*.yaml"] for name in conf_packages},
+)
