@@ -46,6 +46,12 @@ def add_parser(subparsers: Any) -> None:
         default="lenient",
         help="rule variant to replay with (game.capsule_names; default lenient, the reference rule)",
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write into an --out folder that holds files no analysis wrote (files this subcommand wrote "
+        "there before are always removed first)",
+    )
     p.add_argument("--quiet", action="store_true", help="no summary on stderr")
     p.set_defaults(func=run)
 

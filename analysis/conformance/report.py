@@ -97,6 +97,12 @@ def write_outputs(
             f"| `{f}` | {compared[f]:,} | {games_compared[f]:,} | "
             f"{_pct(games_compared[f] - games_differing[f], games_compared[f])} | {kind}{note} |"
         )
+    exercised: Counter[str] = Counter()
+    for g in results:
+        exercised.update(g.exercised)
+    if exercised:
+        lines += ["", "Rule paths the recorded decisions exercised (all replayed through our rules):", ""]
+        lines += [f"- {path}: {count:,}" for path, count in sorted(exercised.items())]
     lines += ["", "Known reference logging bugs (the log field is wrong, not the game):", ""]
     lines += [f"- `{f}`: {why.removeprefix('reference logging bug: ')}" for f, why in logging_bugs.items()]
     by_run: dict[str, list[Any]] = defaultdict(list)

@@ -96,6 +96,7 @@ class GameResult:
     game_id: str
     rounds: int
     compared: dict[str, int] = field(default_factory=dict)  # field -> comparisons made
+    exercised: dict[str, int] = field(default_factory=dict)  # rule path -> times the recorded game used it
     differences: list[Difference] = field(default_factory=list)
 
     @property
@@ -311,6 +312,20 @@ def replay_game(
                     cmp.check(r, "whom_to_verify", f"Q{action.target}", whom_to_verify.get((r, seat), "N/A"))
         draws = _Draws(rec, cmp, r)
         coins_before = dict(state.coins)
+        for seat, action in resolved.items():
+            if action.kind == "verify" and state.owners.get(action.target) == seat:  # type: ignore[arg-type]
+                _count(result, "own-puzzle verification (charged, no capsule change)")
+            if action.kind == "volunteer":
+                for k, name in (action.password or {}).items():
+                    if state.find_capsule(k, name) is None:
+                        named = set(re.split(r"[+,]", name.split("-", 1)[-1]))
+                        exact_creator = any(c.endorsers[0] in named for c in state.capsules.get(k, ()))
+                        _count(
+                            result,
+                            "capsule name not an exact label, resolved by its creator (lenient)"
+                            if exact_creator
+                            else "capsule name resolved by an endorser only (lenient fallback)",
+                        )
         report = resolve_round(state, resolved, answers, _NO_RNG, game=index, draw=draws)
         # announcements of verifications
         ours_lines = {v.seat: _announce(v, coins_before[v.seat]) for v in report.verifications}
@@ -351,6 +366,10 @@ def replay_game(
         ref_scores = {s: (c if escaped and alive else 0) for s, (alive, c) in scores.items()}
         cmp.check(end, "scores", {s: state.score(s) for s in ref_scores}, ref_scores)
     return result, sealed_text
+
+
+def _count(result: GameResult, path: str) -> None:
+    result.exercised[path] = result.exercised.get(path, 0) + 1
 
 
 class _NoRng:

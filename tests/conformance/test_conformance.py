@@ -71,6 +71,10 @@ def test_a_faithful_log_agrees_except_for_the_documented_logging_bugs():
     assert result.first_difference == "0:agents_config.answer" and result.first_rule_difference == ""
     assert "logged before answers exist" in result.reason
     assert result.compared["coins"] == 2 and result.compared["announcement"] == 2
+    assert result.exercised == {
+        "own-puzzle verification (charged, no capsule change)": 1,
+        "capsule name not an exact label, resolved by its creator (lenient)": 1,  # Q4-D+A
+    }
 
 
 def test_rule_differences_are_found_and_named():
@@ -120,6 +124,7 @@ def test_every_recorded_game_agrees_except_documented_logging_bugs(tmp_path: Pat
     assert fields == {"agents_config.answer", "whom_to_verify", "verifications", "capsule_selections"}
     report = (out / "conformance.md").read_text()
     assert "1,786 / 1,786 (100.0 %)" in report and "## By field" in report and "## By run" in report
+    assert "- own-puzzle verification (charged, no capsule change): 6" in report
 
 
 @needs_logs
