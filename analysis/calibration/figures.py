@@ -17,6 +17,14 @@ def _slug(*parts: object) -> str:
     return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)
 
 
+def _save_with_legend_below(fig: plt.Figure, ax: plt.Axes, path: Path) -> None:
+    """Save with the legend under the axes (never over the data); the canvas grows to hold it."""
+    fig.tight_layout()
+    below = ax.get_tightbbox(fig.canvas.get_renderer()).transformed(ax.transAxes.inverted()).y0
+    legend = ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, below - 0.02), frameon=False)
+    fig.savefig(path, dpi=120, bbox_inches="tight", bbox_extra_artists=[legend])
+
+
 def reliability_diagram(bins: pd.DataFrame, out_dir: Path, strategy: str = "width") -> list[Path]:
     """One reliability diagram per source × game: one line per model, marker area ∝ bin count,
     vertical bars = Wilson intervals of the observed frequency, diagonal = perfect calibration."""
@@ -49,10 +57,8 @@ def reliability_diagram(bins: pd.DataFrame, out_dir: Path, strategy: str = "widt
             title=f"{game} — {source} ({strategy} bins; marker area ∝ count)",
         )
         ax.title.set_fontsize(9)
-        ax.legend(fontsize=7, loc="upper left")
         path = out_dir / f"reliability_{_slug(source, game, strategy)}.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=120)
+        _save_with_legend_below(fig, ax, path)
         plt.close(fig)
         paths.append(path)
     return paths
@@ -63,7 +69,10 @@ def expected_vs_met(summary: pd.DataFrame, out_dir: Path) -> Path | None:
     s = summary[summary["n"] > 0].reset_index(drop=True)
     if s.empty:
         return None
-    labels = [f"{r.model}\n{r.game_type} · {r.source}" for r in s.itertuples()]
+    labels = [
+        f"{r.model}\n{r.game_type} · {r.source}\nn={r.n}, {r.clusters} cluster{'s' if r.clusters != 1 else ''}"
+        for r in s.itertuples()
+    ]
     x = np.arange(len(s))
     fig, ax = plt.subplots(figsize=(max(5.0, 1.3 * len(s) + 2), 4.5))
     for offset, col, name in (
@@ -75,9 +84,7 @@ def expected_vs_met(summary: pd.DataFrame, out_dir: Path) -> Path | None:
         ax.errorbar(x + offset, s[col], yerr=yerr, fmt="o", capsize=3, label=name)
     ax.set_xticks(x, labels, fontsize=7)
     ax.set(ylim=(0, 1), ylabel="probability", title="Expected vs met per model (95% cluster bootstrap)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
     path = out_dir / "expected_vs_met.png"
-    fig.savefig(path, dpi=120)
+    _save_with_legend_below(fig, ax, path)
     plt.close(fig)
     return path

@@ -28,6 +28,9 @@ BREAKDOWNS = {
 """Breakdown name → column; a breakdown is written when its column has any non-empty value."""
 
 MIN_RECALIBRATION_PAIRS = 20
+MIN_SOLID_CLUSTERS = 10
+"""A group resting on fewer clusters (sessions / matches) than this is flagged ``underpowered`` in ``note``:
+its interval (none below 3 clusters) is too unstable to compare groups by."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,9 @@ def measure_table(
         if recalibrate and not extra:
             for m in ("brier_platt", "brier_isotonic"):
                 row[m] = math.nan
+        if row["clusters"] < MIN_SOLID_CLUSTERS:
+            k = row["clusters"]
+            notes.insert(0, f"underpowered: {k} cluster{'s' if k != 1 else ''} (< {MIN_SOLID_CLUSTERS})")
         row["note"] = "; ".join([*notes, res["brier"].note] if res["brier"].note else notes)
         rows.append(row)
     return pd.DataFrame(rows)
