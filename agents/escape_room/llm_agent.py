@@ -1,33 +1,61 @@
-"""The escape-room LLM agent: prompt → model → parsed action, with memory across games."""
+"""The escape-room LLM agent: prompt → model → parsed action, with memory across games.
+
+Two prompt styles (``agent.prompt``; docs/prompts.md shows both for one state):
+
+- ``reference``: the study's request, exactly (cyjabc2020/Escape-room-v2 @ 74f0fd1): one user message, the
+  rules block and every raw event in a transcript recomputed every round, ``DECISION:`` / ``REASONING:``
+  answers parsed as the study parsed them, the study's own-answer, verifier and reflection prompts.
+- ``trustsim``: a shared rules message plus a state message, a JSON answer with per-puzzle confidence
+  (decoded as the model config says: JSON schema, JSON mode or plain).
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
+from agents.escape_room import reference_prompt as rp
 from agents.escape_room.base import EscapeRoomPolicy, Services
 from agents.escape_room.llm_memory import MEMORY_MODES, Memory, ReflectionMemory, make_memory
 from agents.escape_room.llm_parse import parse_decision, parse_integer
 from agents.escape_room.llm_prompt import (
     SOLVE_SCHEMA,
+    announcement_text,
     decision_messages,
     decision_schema,
     reflection_messages,
-    response_format,
     rules_text,
     solve_messages,
 )
-from games.escape_room.types import Decision, GameSummary, Observation, Puzzle, RoundReport
+from agents.escape_room.reference_announce import end_of_game, grown_labels, round_announcement
+from agents.escape_room.reference_memory import ReferenceMemory
+from agents.escape_room.reference_parse import decision_action, extract_decision, solve_answer
+from games.escape_room.types import SEATS, Decision, GameSummary, Observation, Puzzle, RoundReport
 from trustsim.errors import ConfigError
-from trustsim.llm import ChatRequest, ModelConfig, parse_model_config
+from trustsim.llm import ModelConfig, parse_model_config
+from trustsim.llm.decision import DecisionKit
 
 RAW_MAX_CHARS = 20_000  # longer model answers are recorded cut to this length (with a marker)
+PROMPT_STYLES = ("reference", "trustsim")
+_REASONING = re.compile(r"^\s*REASONING:\s*(.*)", re.IGNORECASE | re.DOTALL | re.MULTILINE)
 
 
 def _clip(text: str, limit: int = RAW_MAX_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + f"…[cut {len(text) - limit} chars]"
+
+
+def effective_prompt(agent: Mapping[str, Any] | None, model: Mapping[str, Any] | None) -> str | None:
+    """The prompt style a run uses: the model config's ``prompt`` when it pins one, else ``agent.prompt``
+    (None for agents without a prompt)."""
+    pinned = (model or {}).get("prompt")
+    if pinned:
+        return str(pinned)
+    style = (agent or {}).get("prompt")
+    return str(style) if style else None
 
 
 class LLMAgent(EscapeRoomPolicy):
@@ -35,12 +63,16 @@ class LLMAgent(EscapeRoomPolicy):
 
     Args:
         memory: none | transcript | reflection | ledger (what crosses games).
+        prompt: reference (the study's prompts and parsing, exactly) | trustsim (JSON with confidence). A
+            model config may pin a style (``model.prompt``; the embedded model uses ``trustsim``).
         transcript_max_events: newest events kept by transcript memory.
         transcript_max_chars: character cap of transcript memory.
-        reflection_max_words: word cap of a reflection.
-        ledger_max_games: past games kept by ledger memory.
+        reflection_max_words: word cap of a reflection (trustsim style; the reference asks for 300 words
+            and keeps the whole answer).
+        ledger_max_games: past games kept by ledger memory (trustsim style only).
         transcript_trim: exact (the reference: newest events that fit), block (drop old events in blocks,
             keeping the prompt prefix stable for KV reuse), or auto (block for local models, else exact).
+            The reference style always trims exactly, every round.
     """
 
     name: ClassVar[str] = "llm"
@@ -50,6 +82,7 @@ class LLMAgent(EscapeRoomPolicy):
     def __init__(
         self,
         memory: str = "transcript",
+        prompt: str = "trustsim",
         transcript_max_events: int = 100,
         transcript_max_chars: int = 12_000,
         reflection_max_words: int = 300,
@@ -58,6 +91,8 @@ class LLMAgent(EscapeRoomPolicy):
     ) -> None:
         if memory not in MEMORY_MODES:
             raise ValueError(f"memory must be one of {', '.join(MEMORY_MODES)}, got {memory!r}")
+        if prompt not in PROMPT_STYLES:
+            raise ValueError(f"prompt must be one of {', '.join(PROMPT_STYLES)}, got {prompt!r}")
         for key, value in (
             ("transcript_max_events", transcript_max_events),
             ("transcript_max_chars", transcript_max_chars),
@@ -69,6 +104,7 @@ class LLMAgent(EscapeRoomPolicy):
         if transcript_trim not in ("auto", "exact", "block"):
             raise ValueError(f"transcript_trim must be auto, exact or block, got {transcript_trim!r}")
         super().__init__(memory=memory)
+        self.prompt = prompt
         self.transcript_trim = transcript_trim
         self._limits: dict[str, Any] = {
             "max_events": transcript_max_events,
@@ -78,9 +114,14 @@ class LLMAgent(EscapeRoomPolicy):
             "trim": "exact" if transcript_trim == "auto" else transcript_trim,
         }
         self.mem: Memory = make_memory(memory, **self._limits)
+        self.ref = self._reference_memory()
         self._model: ModelConfig | None = None
+        self._kit: DecisionKit | None = None
         self._rules = ""
-        self._sample = 0
+        self._announce_passes = False
+        self._num_questions = len(SEATS)
+        self._last_obs: Observation | None = None
+        self._announcements: list[str] = []  # this game's announcements (trustsim style)
         self.reflections: list[str] = []  # raw reflection answers, newest last (for inspection)
 
     @property
@@ -90,6 +131,18 @@ class LLMAgent(EscapeRoomPolicy):
         model = self.services.model
         return str(model.get("name")) if isinstance(model, dict) and model.get("name") else "unknown"
 
+    @property
+    def reference(self) -> bool:
+        return self.prompt == "reference"
+
+    def _reference_memory(self) -> ReferenceMemory:
+        """The study's memory for a trustsim memory mode: transcript → ``max_allowed`` (persistent),
+        none → ``current_game_only``, reflection → ``current_game_only`` plus the evolving reflection."""
+        mode = "max_allowed" if self.memory == "transcript" else "current_game_only"
+        return ReferenceMemory(
+            mode, self._limits["max_events"], self._limits["max_chars"], evolving=self.memory == "reflection"
+        )
+
     # -- lifecycle ------------------------------------------------------------------------------------
     def start_session(self, seat: str, rng: np.random.Generator, services: Services) -> None:
         model = services.model
@@ -98,77 +151,176 @@ class LLMAgent(EscapeRoomPolicy):
         if services.llm is None:
             raise ConfigError("model", "no LLM client was built for the llm agent")
         self._model = parse_model_config(model)
+        pinned = getattr(self._model, "prompt", None)
+        if pinned:
+            self.prompt = pinned
+        if self.reference and self.memory == "ledger":
+            raise ConfigError(
+                "agent.prompt", "the reference prompt has no ledger memory; use memory=transcript"
+            )
         if self.transcript_trim == "auto":
             self._limits["trim"] = "block" if self._model.provider == "local" else "exact"
-        super().start_session(seat, rng, services)
         game = services.game or {}
+        self._announce_passes = bool(game.get("announce_passes", False))
+        super().start_session(seat, rng, services)
         self._rules = rules_text(int(game.get("coins", 4)), game.get("max_rounds"))
         # The sample index keeps replicate sessions' requests distinct in the store, reproducibly.
-        self._sample = int(rng.integers(0, 2**31 - 1))
+        sample = getattr(services, "sample", None)
+        sample = int(rng.integers(0, 2**31 - 1)) if sample is None else int(sample)
+        self._kit = DecisionKit(services.llm, self._model, sample=sample)
 
     def forget(self) -> None:
         self.mem = make_memory(self.memory, **self._limits)
+        self.ref = self._reference_memory()
 
     def start_game(self, obs: Observation) -> None:
-        self.mem.start_game(obs)
+        self._last_obs = None
+        self._announcements = []
+        if not self.reference:
+            self.mem.start_game(obs)
+            return
+        # escape_room.py:155-158 (persistent agents, from the second game) then :236-240.
+        self.ref.new_game()
+        self.ref.mark_game(obs.game)
+        coins = obs.my_coins
+        if self.ref.games_started > 1:
+            for event in rp.new_game_events(obs.puzzle.text, coins):
+                self.ref.add(event)
+        for event in rp.game_start_events(self._num_questions, obs.puzzle.text, coins):
+            self.ref.add(event)
 
     def observe(self, report: RoundReport) -> None:
-        self.mem.record_round(report)
+        if not self.reference:
+            text = announcement_text(report, self._announce_passes)
+            self._announcements.append(text)
+            self.mem.record_round(report, text)
+            return
+        start = self._last_obs
+        if start is None or start.round != report.round:
+            return  # only rounds this agent decided in (it was alive at their start)
+        text = round_announcement(report, start, self._announce_passes)
+        self.ref.add(rp.announcement_event(report.round, text))
 
     async def aend_game(self, summary: GameSummary) -> None:
+        if self.reference:
+            self.ref.add(end_of_game(summary))  # escape_room.py:371-374
+            self.ref.add(rp.post_game_review())  # escape_room.py:377-382
+            if self.ref.evolving:
+                await self._reflect_reference()
+            return
         self.mem.end_game(summary)
         if isinstance(self.mem, ReflectionMemory):
             await self._reflect()
 
     # -- model calls ----------------------------------------------------------------------------------
-    def _params(self, schema: dict[str, Any]) -> dict[str, Any]:
-        assert self._model is not None
-        fmt = response_format(schema, self._model.structured_output)
-        return {"response_format": fmt} if fmt else {}
-
-    async def _complete(self, messages: list[dict[str, str]], params: dict[str, Any], purpose: str) -> Any:
-        assert self._model is not None, "start_session was not called"
-        req = ChatRequest(self._model.name, messages, params, sample=self._sample, purpose=purpose)
-        return await self.services.llm.complete(req)
+    @property
+    def kit(self) -> DecisionKit:
+        assert self._kit is not None, "start_session was not called"
+        return self._kit
 
     async def adecide(self, obs: Observation) -> Decision:
-        assert self._model is not None, "start_session was not called"
-        messages = decision_messages(self._rules, obs, self.mem.context())
-        params = self._params(decision_schema(obs, self._model.reasoning_max_chars))
-        resp = await self._complete(messages, params, "decision")
-        parsed = parse_decision(resp.text)
+        return await (self._decide_reference(obs) if self.reference else self._decide_trustsim(obs))
+
+    async def _decide_trustsim(self, obs: Observation) -> Decision:
+        messages = decision_messages(self._rules, obs, self.mem.context(), list(self._announcements))
+        schema = decision_schema(obs, self.kit.reasoning_max_chars)
+        answer = await self.kit.decide(messages, lambda obj: obj, schema=schema, format="json")
+        # The kit asked as the model config says; the answer is read by the tolerant parser (JSON bare, in
+        # prose or fenced, or the DECISION: form).
+        parsed = parse_decision(answer.raw)
         decision = Decision(
             action=parsed.action,
-            raw_text=_clip(resp.text),
+            raw_text=_clip(answer.raw),
             reasoning=_clip(parsed.reasoning, 4_000) if parsed.reasoning else None,
             confidence=parsed.confidence if parsed.confidence is not None else {},
             trusted=parsed.trusted,
             parse_error=parsed.error,
-            latency_s=resp.latency_s,
-            prompt_tokens=resp.prompt_tokens,
-            completion_tokens=resp.completion_tokens,
-            cached=resp.cached,
+            latency_s=answer.latency_s,
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+            cached=answer.cached,
         )
         self.mem.record_decision(obs, decision)
+        self._last_obs = obs
         return decision
+
+    def reference_messages(self, obs: Observation) -> list[dict[str, str]]:
+        """The study's decision request for this state (escape_room.py:417-491)."""
+        prompt = rp.decision_prompt(
+            obs.seat,
+            self.ref.context(),
+            obs.round,
+            obs.my_coins,
+            obs.puzzle.text,
+            rp.capsule_display(grown_labels(obs.capsules)),
+            self._num_questions,
+        )
+        return [{"role": "user", "content": prompt}]
+
+    async def _decide_reference(self, obs: Observation) -> Decision:
+        answer = await self.kit.decide(self.reference_messages(obs), str, format="text")
+        full = answer.raw.strip()  # the study's helpers strip every answer
+        extracted = extract_decision(full)
+        self.ref.add(rp.reasoning_event(obs.round, full))  # escape_room.py:494
+        self.ref.add(rp.action_event(obs.round, extracted.decision))  # escape_room.py:500
+        action = None if extracted.defaulted else decision_action(extracted.decision, self._num_questions)
+        reasoning = _REASONING.search(full)
+        self._last_obs = obs
+        return Decision(
+            action=action,
+            raw_text=_clip(answer.raw),
+            reasoning=_clip(reasoning.group(1).strip(), 4_000) if reasoning else None,
+            confidence={},  # the reference asked for no confidence
+            parse_error=(
+                f"no usable decision ({'empty answer' if not full else 'no valid DECISION line'}): "
+                "the reference plays Pass"
+                if extracted.defaulted
+                else None
+            ),
+            latency_s=answer.latency_s,
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+            cached=answer.cached,
+        )
 
     def decide(self, obs: Observation) -> Decision:
         raise RuntimeError("the llm agent is async: the game calls adecide")
 
-    async def asolve(self, puzzle: Puzzle) -> int | None:
-        """Solve a puzzle in a separate stateless call with the model's short sub-task budget."""
-        resp = await self._complete(solve_messages(puzzle), self._params(SOLVE_SCHEMA), "solve")
-        return parse_integer(resp.text)
+    async def asolve(self, puzzle: Puzzle, purpose: str = "verify") -> int | None:
+        """Solve a puzzle in a separate stateless call: ``purpose="own_answer"`` (the seat's own puzzle,
+        the model config's ``own_answer_params``) or ``"verify"`` (a verification, ``subtask_params``)."""
+        call = "own_answer" if purpose == "own_answer" else "solve"
+        if self.reference:
+            text = (
+                rp.own_answer_prompt(puzzle.text) if call == "own_answer" else rp.verifier_prompt(puzzle.text)
+            )
+            answer = await self.kit.decide(
+                [{"role": "user", "content": text}], str, format="text", purpose=call
+            )
+            return solve_answer(answer.raw)
+        answer = await self.kit.decide(
+            solve_messages(puzzle), lambda obj: obj, schema=SOLVE_SCHEMA, purpose=call
+        )
+        return parse_integer(answer.raw)
+
+    async def _reflect_reference(self) -> None:
+        """base_agent.py:91-106: the whole answer replaces the previous reflection."""
+        prompt = rp.reflection_prompt(self.ref.context())
+        answer = await self.kit.decide(
+            [{"role": "user", "content": prompt}], str, format="text", purpose="reflection"
+        )
+        self.reflections.append(_clip(answer.raw))
+        self.ref.reflection = answer.raw.strip()
 
     async def _reflect(self) -> None:
-        assert isinstance(self.mem, ReflectionMemory) and self._model is not None
+        assert isinstance(self.mem, ReflectionMemory)
         messages = reflection_messages(
             self._rules, self.mem.reflection, self.mem.game_log(), self.mem.max_words
         )
         # Free text (no answer schema): the model config's reflection_params bound its length; the memory
         # keeps the first max_words words. A JSON {"reflection": ...} answer is unwrapped.
-        resp = await self._complete(messages, {}, "reflection")
-        text = resp.text
+        answer = await self.kit.decide(messages, str, format="text", purpose="reflection")
+        text = answer.raw
         try:
             obj = json.loads(text, strict=False)
             if isinstance(obj, dict) and isinstance(obj.get("reflection"), str):

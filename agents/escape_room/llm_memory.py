@@ -45,8 +45,10 @@ class Memory:
             text += f" Your reasoning: {decision.reasoning.strip()}"
         self.game_events.append(_cut(text, MAX_EVENT_CHARS))
 
-    def record_round(self, report: RoundReport) -> None:
-        self.game_events.append(_cut(f"G{report.game} {report.text()}", MAX_EVENT_CHARS))
+    def record_round(self, report: RoundReport, text: str | None = None) -> None:
+        """A round's announcement (``text``: as the agent rendered it; default ``report.text()``)."""
+        text = report.text() if text is None else text
+        self.game_events.append(_cut(f"G{report.game} {text}", MAX_EVENT_CHARS))
 
     def end_game(self, summary: GameSummary) -> None:
         self.game_events.append(_cut(summary.text(), MAX_EVENT_CHARS))

@@ -1,11 +1,14 @@
-"""Compact escape-room prompts: a rules message shared by every seat (so a local model can reuse its
-KV prefix), then the seat's memory and the current state, and the answer format."""
+"""The ``trustsim`` prompt style: a rules message shared by every seat (so a local model can reuse its KV
+prefix), then the seat's memory and the current state, and a JSON answer with per-puzzle confidence.
+
+(The ``reference`` style, the study's exact texts, is in ``reference_prompt.py``; docs/prompts.md compares
+them.)"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from games.escape_room.types import Observation, Puzzle
+from games.escape_room.types import Observation, Puzzle, RoundReport
 
 CONFIDENCE_GRID = tuple(round(i / 20, 2) for i in range(21))  # 0, 0.05, ..., 1 for constrained decoding
 
@@ -36,8 +39,33 @@ def rules_text(coins: int, max_rounds: int | None) -> str:
     )
 
 
-def state_text(obs: Observation, memory: str) -> str:
-    """The seat's view now: memory context, identity, puzzle, coins, capsule table, this game's events."""
+def announcement_text(report: RoundReport, announce_passes: bool = False) -> str:
+    """A round's public announcement. Passes are listed only with ``game.announce_passes`` (the reference
+    never announced them; listing the partner's "Pass" every round tells agents that D never acts)."""
+    acted = {s: a for s, a in report.actions.items() if announce_passes or a != "Pass"}
+    head = ", ".join(f"{s} {a}" for s, a in acted.items()) if acted else "no verifications or volunteers"
+    parts = [f"Round {report.round}: {head}."]
+    for v in report.verifications:
+        verb = (
+            "disagreed and opened"
+            if v.created
+            else "already endorsed"
+            if getattr(v, "already", False)
+            else "endorsed"
+        )
+        parts.append(f"{v.seat} verified Q{v.puzzle} and {verb} capsule {v.capsule}.")
+    if report.chosen_volunteer:
+        ok = "correct: the team escaped" if report.password_correct else "wrong"
+        pw = ", ".join(report.password[k] for k in sorted(report.password)) if report.password else ""
+        parts.append(f"{report.chosen_volunteer} submitted [{pw}]; password {ok}.")
+    for seat, cause in report.deaths:
+        parts.append(f"{seat} died ({cause.replace('_', ' ')}).")
+    return " ".join(parts)
+
+
+def state_text(obs: Observation, memory: str, history: list[str] | None = None) -> str:
+    """The seat's view now: memory context, identity, puzzle, coins, capsule table, this game's events
+    (``history``: this game's announcements; default: the observation's)."""
     coins = " ".join(f"{s}={c}" for s, c in obs.coins.items())
     lines = []
     if memory:
@@ -51,15 +79,21 @@ def state_text(obs: Observation, memory: str) -> str:
     for k in sorted(obs.capsules):
         caps = "; ".join(f"{c.label} [{','.join(c.endorsers)}]" for c in obs.capsules[k])
         lines.append(f"Q{k} (owner {obs.owners[k]}): {caps}")
-    if obs.history:
+    events = list(obs.history) if history is None else history
+    if events:
         lines.append("This game so far:")
-        lines += list(obs.history)
+        lines += events
     lines.append("Your move, as JSON:")
     return "\n".join(lines)
 
 
-def decision_messages(rules: str, obs: Observation, memory: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": rules}, {"role": "user", "content": state_text(obs, memory)}]
+def decision_messages(
+    rules: str, obs: Observation, memory: str, history: list[str] | None = None
+) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": rules},
+        {"role": "user", "content": state_text(obs, memory, history)},
+    ]
 
 
 def decision_schema(obs: Observation, reasoning_max_chars: int) -> dict[str, Any]:
