@@ -50,6 +50,22 @@ FIELDS = (
     "scores",  # final score per seat (simulation_scores.csv: coins if escaped and survived, else 0)
 )
 
+RULES = {
+    "alive": "elimination and death rules (who is still playing)",
+    "legal": "legality of actions (illegal_reason: own_verify, capsule_names, no_coins, password form)",
+    "announcement": "verification resolution (endorse a matching capsule, open a new one, or already endorsed)",
+    "capsules": "capsule creation and endorsement order",
+    "coins": "verification cost (1 coin, own puzzle included) and coin bookkeeping",
+    "volunteer": "volunteer selection and the password check (capsule_names, numeric per slot)",
+    "password": "capsule name resolution (capsule_names)",
+    "deaths": "death rules (wrong password kills the volunteer; no volunteer eliminates a random seat)",
+    "rounds": "game end (escape, all dead, max_rounds)",
+    "outcome": "game end (escape, all dead, max_rounds)",
+    "survivors": "death rules and game end",
+    "scores": "score = coins if escaped and alive, else 0",
+}
+"""The rule each compared field exercises (named in ``reason`` for a rule difference)."""
+
 LOGGING_BUGS = {
     "agents_config.answer": "reference logging bug: agents_config.answer is logged before answers exist "
     "(null in game 1, the previous game's answer later)",
@@ -229,7 +245,14 @@ class _Comparer:
             if name in LOGGING_BUGS and kind == "rule":
                 kind, reason = "logging_bug", LOGGING_BUGS[name]
             self.result.differences.append(
-                Difference(rnd, name, _show(ours), _show(ref), kind, reason or f"rule difference in '{name}'")
+                Difference(
+                    rnd,
+                    name,
+                    _show(ours),
+                    _show(ref),
+                    kind,
+                    reason or f"rule difference: {RULES.get(name, name)}",
+                )
             )
 
 
@@ -303,7 +326,11 @@ def replay_game(
             action = parse_decision(rec.decisions.get(seat, "Pass"))
             why = illegal_reason(state, seat, action)
             cmp.check(
-                r, "legal", why, None, reason=f"our rules find {rec.decisions.get(seat)!r} by {seat} illegal"
+                r,
+                "legal",
+                why,
+                None,
+                reason=f"rule difference: our rules find {rec.decisions.get(seat)!r} by {seat} illegal ({why})",
             )
             resolved[seat] = resolved_action(state, action, why)
             if action.kind == "verify" and not why:

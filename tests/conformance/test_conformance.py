@@ -81,13 +81,17 @@ def test_rule_differences_are_found_and_named():
     result, _ = replay_game("r", 1, _game(), previous_sealed=None, rules=RuleOptions(own_verify="illegal"))
     assert result.first_rule_difference == "1:legal"
     assert {"legal", "announcement", "coins"} <= set(result.fields_differing)
-    assert "rule difference" in result.reason or "illegal" in result.reason
+    assert (
+        "legal: rule difference: our rules find 'Verify: Q2' by B illegal (verify_own_puzzle)"
+        in result.reason
+    )
     # A log whose coins say the own-puzzle verification was free disagrees with our rules.
     game = _game()
     for rnd in game["rounds"]:
         rnd["agent_statuses"]["B"]["coins"] = 4
     result, _ = replay_game("r", 1, game, previous_sealed=None)
     assert result.first_rule_difference == "1:coins" and not result.agree_except_logging_bugs
+    assert "coins: rule difference: verification cost (1 coin, own puzzle included)" in result.reason
 
 
 def test_recorded_draws_are_followed_and_a_divergent_draw_is_reported():
