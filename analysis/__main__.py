@@ -12,6 +12,9 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from analysis.outdir import OutDirError, owned_output
+from analysis.rundirs import RunDirError, print_data_warnings
+
 SUBCOMMAND_MODULES = (
     "analysis.trust.cli",
     "analysis.reliance.cli",
@@ -53,7 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse arguments and run the chosen subcommand; returns the exit code."""
+    """Parse arguments and run the chosen subcommand; returns the exit code.
+
+    Shared behaviour of every subcommand: damaged inputs are reported as ``warning: ...`` lines (once each);
+    a :class:`RunDirError` (nothing usable left) or an unusable ``--out`` folder is one ``error:`` line and
+    exit 2; ``--out`` is prepared by :func:`analysis.outdir.owned_output` (files the subcommand wrote there
+    before are removed; foreign files need ``--force``). An unexpected exception is one line and exit 1
+    (``-v`` shows the traceback).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -64,7 +74,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
-    return int(func(args) or 0)
+    name = f"analysis {args.command}"
+    with print_data_warnings():
+        try:
+            out = getattr(args, "out", None)
+            if out is None:
+                return int(func(args) or 0)
+            with owned_output(out, str(args.command), force=bool(getattr(args, "force", False))) as removed:
+                if removed:
+                    print(
+                        f"{name}: removed {len(removed)} file(s) its previous run wrote in {out}",
+                        file=sys.stderr,
+                    )
+                return int(func(args) or 0)
+        except (RunDirError, OutDirError) as exc:
+            print(f"{name}: error: {exc}", file=sys.stderr)
+            return 2
+        except Exception as exc:
+            if args.verbose:
+                raise
+            reason = " ".join(str(exc).split())[:500]
+            print(
+                f"{name}: internal error: {type(exc).__name__}: {reason} (re-run with -v for the traceback)",
+                file=sys.stderr,
+            )
+            return 1
 
 
 if __name__ == "__main__":

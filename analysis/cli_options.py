@@ -43,3 +43,9 @@ def add_common_options(
             "--level", type=open_unit_float, default=0.95, help="interval level (default 0.95)"
         )
     parser.add_argument("--include-incomplete", action="store_true", help="keep running/failed runs")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write into an --out folder that holds files no analysis wrote (files this subcommand wrote "
+        "there before are always removed first)",
+    )

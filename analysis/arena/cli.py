@@ -18,7 +18,6 @@ from analysis.arena.tables import (
     tournament_table,
     varying_cells,
 )
-from analysis.calibration.load import dedupe_runs
 from analysis.cli_options import add_common_options, positive_int
 from analysis.rundirs import RunDirError, discover_runs, read_tables
 
@@ -71,9 +70,7 @@ def _fmt(row: pd.Series, name: str, digits: int = 2) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the arena analysis; returns the exit code."""
     try:
-        found = dedupe_runs(
-            discover_runs(args.dirs, include_incomplete=args.include_incomplete, game="arena")
-        )
+        found = discover_runs(args.dirs, include_incomplete=args.include_incomplete, game="arena")
         if not found.runs:
             where = ", ".join(map(str, args.dirs))
             raise RunDirError(

@@ -15,7 +15,15 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.rundirs import EVENTS, DataWarning, Run, RunDirError, discover_runs, find_run_dirs, read_table
+from analysis.rundirs import (
+    DataWarning,
+    Run,
+    RunDirError,
+    discover_runs,
+    find_run_dirs,
+    read_table,
+    usable_rows,
+)
 from analysis.trust.reference import ReferenceLogError, find_reference_runs, import_reference_run
 from analysis.trust.schema import AGENT_GAME_COLUMNS, CELL_KEYS, DECISION_COLUMNS, GAME_COLUMNS, RUN_COLUMNS
 
@@ -58,50 +66,6 @@ def _config_key(manifest: dict[str, Any]) -> str:
 
     body = clean(manifest.get("config") or {})
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:12]
-
-
-def _last_line_ok(path: Path) -> bool:
-    with path.open("rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        size = fh.tell()
-        fh.seek(max(0, size - 65536))
-        tail = fh.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
-    if not tail.strip():
-        return True
-    try:
-        return isinstance(json.loads(tail), dict)
-    except ValueError:
-        return False
-
-
-def _complete_games_before_damage(run: Run, *, full_check: bool) -> set[tuple[int, int]] | None:
-    """``(session, game)`` pairs whose ``game_end`` precedes damage in events.jsonl; None if undamaged."""
-    path = run.path / EVENTS
-    if not path.exists():
-        return None
-    if not full_check and _last_line_ok(path):
-        return None
-    ended: set[tuple[int, int]] = set()
-    damaged = False
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-                if not isinstance(event, dict):
-                    raise ValueError("not an object")
-            except ValueError as exc:
-                warnings.warn(
-                    f"{path}:{lineno}: damaged event ({exc}); using the {len(ended)} games that ended before it",
-                    DataWarning,
-                    stacklevel=3,
-                )
-                damaged = True
-                break
-            if event.get("type") == "game_end":
-                ended.add((int(event.get("session", 0)), int(event.get("game", 0))))
-    return ended if damaged else None
 
 
 def _check_columns(df: pd.DataFrame, run: Run, name: str, columns: Iterable[str]) -> None:
@@ -150,10 +114,11 @@ def _load_contract_run(run: Run, *, full_check: bool) -> tuple[dict[str, pd.Data
         if "run_id" not in df.columns:
             df["run_id"] = run.run_id
         frames[key] = df
-    keep = _complete_games_before_damage(run, full_check=full_check)
-    if keep is not None:
+    games = usable_rows(run, "games", frames["games"], full=full_check)  # the damage rule (one warning)
+    if len(games) != len(frames["games"]):
+        keep = set(zip(games["session"].astype(int), games["game"].astype(int), strict=True))
         for key, df in frames.items():
-            pairs = list(zip(df["session"].astype(int), df["game"].astype(int), strict=True))
+            pairs = zip(df["session"].astype(int), df["game"].astype(int), strict=True)
             frames[key] = df[[p in keep for p in pairs]]
     return frames, cell
 
@@ -196,8 +161,8 @@ def load_trust_data(
     Args:
         paths: Any mix of run directories, sweep directories and reference log folders.
         include_incomplete: Keep ``running``/``failed`` runs (excluded and reported by default).
-        check_events: Parse every line of each ``events.jsonl`` (default: only the last line is checked;
-            a damaged file is always read in full up to the damage).
+        check_events: Parse every line of each ``events.jsonl`` as JSON (default: every line's structure and
+            ``seq`` are checked and the game start/end events parsed; see ``docs/run_directory.md``).
         progress: Show a progress bar while reading.
 
     Raises:
@@ -205,7 +170,7 @@ def load_trust_data(
     """
     from tqdm.auto import tqdm
 
-    contract: list[Run] = []
+    run_dirs_all: list[Path] = []
     reference: list[Path] = []
     excluded: list[tuple[str, str]] = []
     for root in paths:
@@ -217,10 +182,12 @@ def load_trust_data(
                 f"{root_path}: no run directories (manifest.json) or reference logs "
                 "(experiment_settings.json + game_*.json) found"
             )
-        found = discover_runs(run_dirs, include_incomplete=include_incomplete, game="escape_room")
-        contract.extend(found.runs)
-        excluded.extend((str(p), why) for p, why in found.excluded)
+        run_dirs_all.extend(run_dirs)
         reference.extend(ref_dirs)
+    # one discovery over every root: a run found twice, or re-run into another directory, counts once
+    found = discover_runs(run_dirs_all, include_incomplete=include_incomplete, game="escape_room")
+    contract: list[Run] = found.runs
+    excluded.extend((str(p), why) for p, why in found.excluded)
 
     dec, gam, agg, runs = [], [], [], []
     problems: list[str] = []

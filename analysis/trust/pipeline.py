@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.rundirs import DataWarning
+from analysis.rundirs import DataWarning, RunDirError
 from analysis.trust import figures, tables
 from analysis.trust.loader import TrustData, load_trust_data
 from analysis.trust.measures import (
@@ -67,8 +67,16 @@ def analyse(
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DataWarning)
-        data = load_trust_data(paths, include_incomplete=include_incomplete, check_events=check_events,
-                               progress=progress)  # fmt: skip
+        try:
+            data = load_trust_data(paths, include_incomplete=include_incomplete, check_events=check_events,
+                                   progress=progress)  # fmt: skip
+        except RunDirError as exc:  # nothing usable left: the reasons are the damage warnings
+            reasons = list(
+                dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, DataWarning))
+            )
+            if reasons:
+                raise RunDirError(f"{exc}; " + "; ".join(reasons)) from None
+            raise
     msgs = [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
     for w in caught:
         if not issubclass(w.category, DataWarning):

@@ -224,8 +224,14 @@ def discover_runs(
     out.runs.sort(key=lambda r: str(r.path))
     for path, why in out.excluded:
         log.info("excluded %s: %s", path, why)
-    for path, other, _ in out.duplicates:
-        log.info("duplicate %s of %s: dropped", path, other)
+    if out.duplicates:
+        shown = "; ".join(f"{p} (duplicate of {kept})" for p, kept, _ in out.duplicates[:SHOW_LINES])
+        more = len(out.duplicates) - SHOW_LINES
+        _warn(
+            f"dropped {len(out.duplicates)} duplicate run(s) (same run id and config hash as a run already "
+            f"loaded, e.g. a re-run into a new directory; each run is counted once): {shown}"
+            + (f"; and {more} more" if more > 0 else "")
+        )
     return out
 
 
@@ -258,7 +264,7 @@ class EventScan:
 
     def where(self) -> str:
         """``file:line (what)`` for the first damaged lines, and how many more."""
-        shown = [f"{self.path}:{line}: {why}" for line, why in self.damaged[:SHOW_LINES]]
+        shown = [f"{self.path}:{line}: damaged event ({why})" for line, why in self.damaged[:SHOW_LINES]]
         more = len(self.damaged) - SHOW_LINES
         return "; ".join(shown) + (f"; and {more} more damaged line(s)" if more > 0 else "")
 
@@ -267,7 +273,7 @@ def _line_problem(raw: bytes, expected_seq: int, full: bool) -> tuple[str | None
     """(problem, seq, parsed event or None). ``full`` parses every line; otherwise the structure is checked
     (``{"seq":N,...}`` on one line) and only the caller's unit events are parsed."""
     line = raw.rstrip(b"\r\n")
-    if full or not (line.startswith(b'{"seq":') and line.endswith(b"}")):
+    if full or not (line.startswith(b'{"seq":') and line[7:8].isdigit() and line.endswith(b"}")):
         try:
             event = json.loads(line)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -314,9 +320,11 @@ def _scan_cached(path: Path, stamp: tuple[int, int], game: str, full: bool) -> E
             if problem is not None:
                 damaged.append((lineno, problem))
                 continue
-            if unit is None or not any(m in raw[:80] for m in markers):
+            if unit is None:
                 continue
-            if event is None:
+            if event is None:  # compact line, type checked without parsing
+                if not any(m in raw[:80] for m in markers):
+                    continue
                 try:
                     event = json.loads(raw)
                 except ValueError as exc:
@@ -384,7 +392,7 @@ def iter_events(run_dir: str | os.PathLike[str], *, strict: bool = False) -> Ite
                 if not isinstance(event, dict):
                     raise ValueError("not a JSON object")
             except ValueError as exc:
-                damaged.append((lineno, f"damaged event ({getattr(exc, 'msg', exc)})"))
+                damaged.append((lineno, str(getattr(exc, "msg", exc))))
                 if strict:
                     break
                 continue
@@ -549,3 +557,37 @@ def read_tables(
     if not frames:
         return pd.DataFrame()
     return pd.concat(frames, ignore_index=True)
+
+
+class print_data_warnings:
+    """Within the block, every :class:`DataWarning` is printed once as ``warning: <message>`` on stderr (no
+    source line); other warnings are shown as usual. Collected messages are in :attr:`messages`."""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream
+        self.messages: list[str] = []
+        self._ctx = warnings.catch_warnings()
+
+    def __enter__(self) -> print_data_warnings:
+        import sys
+
+        self._ctx.__enter__()
+        warnings.simplefilter("always", DataWarning)
+        original = warnings.showwarning
+
+        def show(
+            message: Any, category: Any, filename: Any, lineno: Any, file: Any = None, line: Any = None
+        ) -> None:
+            if issubclass(category, DataWarning):
+                text = str(message)
+                if text not in self.messages:
+                    self.messages.append(text)
+                    print(f"warning: {text}", file=self.stream or sys.stderr, flush=True)
+            else:
+                original(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._ctx.__exit__(*exc)

@@ -1,0 +1,96 @@
+"""The ``--out`` folder of an analysis: clear what the subcommand wrote there before, refuse foreign files.
+
+Each subcommand records the files it wrote in ``<out>/.analysis-files.json`` (``{subcommand: [files]}``).
+The next run of the same subcommand into that folder removes those files first, so no stale figure or table
+survives next to a report that no longer mentions it. A folder holding files that no analysis wrote is
+refused unless ``--force`` is given (then files of the same name are overwritten and the others kept).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+RECORD = ".analysis-files.json"
+
+
+class OutDirError(ValueError):
+    """The ``--out`` folder cannot be used (the message says why and what to do)."""
+
+
+def _snapshot(out: Path) -> dict[str, tuple[int, int]]:
+    snap = {}
+    for dirpath, _, filenames in os.walk(out):
+        for name in filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(out).as_posix()
+            if rel == RECORD:
+                continue
+            st = path.stat()
+            snap[rel] = (st.st_mtime_ns, st.st_size)
+    return snap
+
+
+def _read_record(out: Path) -> dict[str, list[str]]:
+    try:
+        data = json.loads((out / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): [str(f) for f in v] for k, v in data.items() if isinstance(v, list)}
+
+
+def _remove(out: Path, rel: str) -> bool:
+    path = (out / rel).resolve()
+    if out.resolve() not in path.parents or not path.is_file():
+        return False
+    path.unlink()
+    parent = path.parent
+    while parent != out.resolve() and parent.is_dir() and not any(parent.iterdir()):
+        parent.rmdir()
+        parent = parent.parent
+    return True
+
+
+@contextmanager
+def owned_output(out: str | os.PathLike[str], command: str, *, force: bool = False) -> Iterator[list[str]]:
+    """Prepare ``out`` for ``command`` and record what the block writes there.
+
+    Yields the list of files removed from a previous run of ``command`` (empty when none).
+
+    Raises:
+        OutDirError: ``out`` is a file, or holds files no analysis wrote and ``force`` is false.
+    """
+    out = Path(out)
+    removed: list[str] = []
+    record = _read_record(out) if out.is_dir() else {}
+    if out.exists():
+        if not out.is_dir():
+            raise OutDirError(f"--out {out}: is a file, not a folder")
+        removed = [rel for rel in record.pop(command, []) if _remove(out, rel)]
+        owned = {rel for files in record.values() for rel in files}
+        foreign = sorted(rel for rel in _snapshot(out) if rel not in owned)
+        if foreign and not force:
+            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+            raise OutDirError(
+                f"--out {out}: the folder holds files that no analysis wrote ({shown}); choose a new or empty "
+                "folder, or pass --force to write into it anyway (same-name files are overwritten, others kept)"
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    before = _snapshot(out)
+    try:
+        yield removed
+    finally:
+        written = sorted(rel for rel, st in _snapshot(out).items() if before.get(rel) != st)
+        for files in record.values():  # a file rewritten by this command is now this command's
+            files[:] = [f for f in files if f not in written]
+        record[command] = written
+        record = {k: v for k, v in record.items() if v}
+        if record:
+            (out / RECORD).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        else:
+            (out / RECORD).unlink(missing_ok=True)
