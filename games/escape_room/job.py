@@ -52,7 +52,11 @@ class SessionRunner:
         needs_llm = any(p.classifier.get("uses_llm") for p in self.policies.values())
         services = Services(llm=ctx.llm if needs_llm else None, model=cfg.get("model"), game=cfg["game"])
         for seat, policy in self.policies.items():
-            policy.start_session(seat, ctx.seeds.agent_rng("session", session, "seat", seat), services)
+            policy.start_session(
+                seat,
+                ctx.seeds.agent_rng("session", session, "seat", seat),
+                services.for_seat(ctx.seeds.sample("session", session, "seat", seat)),
+            )
         if options.partner_slot == "random":
             self.partner_puzzle = int(ctx.seeds.world_rng("session", session, "partner_slot").integers(1, 5))
         else:
@@ -114,6 +118,7 @@ def run(ctx: JobContext) -> None:
     ctx.set_cell(
         agent=options.agent,
         model=model,
+        prompt=_prompt_style(cfg) if probe.classifier.get("uses_llm") else None,
         schedule=options.schedule,
         memory=options.memory,
         partner_slot=options.partner_slot,
@@ -124,6 +129,11 @@ def run(ctx: JobContext) -> None:
         ctx.run_async(_play_all(ctx, options, cfg["runs"], writers, bar))
     finally:
         bar.close()
+
+
+def _prompt_style(cfg: dict[str, Any]) -> str | None:
+    """The LLM agent's prompt style (a cell key): the model config's pinned ``prompt``, else ``agent.prompt``."""
+    return (cfg.get("model") or {}).get("prompt") or (cfg.get("agent") or {}).get("prompt")
 
 
 def _model_name(cfg: dict[str, Any]) -> str:

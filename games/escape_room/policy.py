@@ -14,10 +14,17 @@ from games.escape_room.types import Decision, GameSummary, Observation, Puzzle, 
 class Services:
     """Run-wide services a policy may use (the LLM client, recorder hooks). Scripted policies ignore it."""
 
-    def __init__(self, llm: Any = None, model: Any = None, game: Any = None) -> None:
+    def __init__(
+        self, llm: Any = None, model: Any = None, game: Any = None, sample: int | None = None
+    ) -> None:
         self.llm = llm  # trustsim.llm client or None
         self.model = model  # resolved model config (cfg.model) or None
         self.game = game  # resolved game config (cfg.game)
+        self.sample = sample  # this seat's LLM sample index from the job's seed tree (None: draw from rng)
+
+    def for_seat(self, sample: int) -> Services:
+        """A copy carrying one seat's sample index."""
+        return Services(self.llm, self.model, self.game, sample)
 
 
 class EscapeRoomPolicy:

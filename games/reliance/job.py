@@ -118,6 +118,7 @@ async def _play_item(
 ) -> list[dict[str, Any]]:
     model = RelianceModel(
         seed=ctx.seeds.world("session", session, "item", item.id),
+        agent_seed=ctx.seeds.agent("session", session, "agent", "item", item.id),
         item=item,
         item_index=index,
         solution=lib.solution(item.scenario.id),

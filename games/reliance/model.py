@@ -63,7 +63,9 @@ class RelianceModel(mesa.Model):
         services: Services,
         base_row: dict[str, Any],
         recorder: Any = None,
+        agent_seed: int | None = None,
     ) -> None:
+        """``agent_seed``: the policy's own stream (the job's seed tree); None = the model seed."""
         super().__init__(seed=seed)
         self.item = item
         self.item_index = item_index
@@ -75,7 +77,7 @@ class RelianceModel(mesa.Model):
         self.recorder = recorder
         self.base_row = base_row
         self.maker = DecisionMaker(self, policy)
-        policy.start_item(np.random.default_rng(seed), services)
+        policy.start_item(np.random.default_rng(seed if agent_seed is None else agent_seed), services)
         self.history: list[tuple[str, str]] = list(item.prefix)
         node: Node | None = solution.root
         for a, o in self.history:
