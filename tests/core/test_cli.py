@@ -39,6 +39,7 @@ def test_main_experiment_writes_a_complete_run_directory(tmp_path):
     assert manifest["cell"] == {
         "agent": "bayes",
         "model": "scripted",
+        "prompt": None,
         "schedule": "mid2strike",
         "memory": "transcript",
         "partner_slot": "fixed",
