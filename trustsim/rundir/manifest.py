@@ -71,6 +71,7 @@ class Manifest:
                 "completion_tokens": 0,
                 "cost_usd": 0.0,
             },
+            "tables": {},
         }
         base.update(fields)
         self.data: dict[str, Any] = {k: base.pop(k) for k in self.ORDER if k in base}
