@@ -49,10 +49,9 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def load(dirs: list[str], include_incomplete: bool) -> tuple[pd.DataFrame, object]:
     """Exchanges of every trust-game run under ``dirs`` (each run once), checked."""
-    from analysis.calibration.load import dedupe_runs
     from analysis.trust_game.measures import check_exchanges
 
-    found = dedupe_runs(discover_runs(dirs, include_incomplete=include_incomplete, game="trust_game"))
+    found = discover_runs(dirs, include_incomplete=include_incomplete, game="trust_game")  # counts each run once
     if not found.runs:
         raise RunDirError(f"no trust_game run directories ({found.report() or 'no manifest.json found'})")
     df = read_tables(found.runs, "exchanges.csv")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from games.trust_game.options import TrustGameOptions
-from games.trust_game.tables import EXCHANGE_COLUMNS, PREDICTION_COLUMNS
+from games.trust_game.tables import TABLES
 from games.trust_game.types import Decision, TrustorView
 from trustsim.contract import AgentSpec, GameSpec, register_game
 
@@ -58,7 +58,7 @@ SPEC = register_game(
         ),
         observation=TrustorView,
         decision=Decision,
-        tables={"exchanges": EXCHANGE_COLUMNS, "predictions": PREDICTION_COLUMNS},
+        tables=TABLES,
         run=_run,
         check=_check,
         uses_llm=_uses_llm,

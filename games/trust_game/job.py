@@ -8,8 +8,7 @@ from games.trust_game.model import ExchangeRecord, PairRecord, TrustGameModel
 from games.trust_game.options import TrustGameOptions
 from games.trust_game.roles import RoleSpec, role_specs
 from games.trust_game.tables import (
-    EXCHANGE_COLUMNS,
-    PREDICTION_COLUMNS,
+    TABLES,
     SessionMeta,
     cluster_id,
     exchange_rows,
@@ -122,9 +121,6 @@ class SessionRunner:
         }
 
 
-TABLES = {"exchanges": EXCHANGE_COLUMNS, "predictions": PREDICTION_COLUMNS}
-
-
 def run(ctx: Any) -> None:
     """Play every session and write exchanges.csv and predictions.csv."""
     options: TrustGameOptions = ctx.options
@@ -143,7 +139,7 @@ def run(ctx: Any) -> None:
         endowment=options.endowment,
         multiplier=options.multiplier,
     )
-    writers = {name: ctx.recorder.table(name, list(cols)) for name, cols in TABLES.items()}
+    writers = {name: ctx.recorder.table(schema) for name, schema in TABLES.items()}
     runs = int(ctx.cfg["runs"])
     ctx.count("sessions", runs)
     bar = ctx.progress(runs, "trust game sessions")

@@ -11,8 +11,6 @@ seed, the players' streams from the agent seed.
 from __future__ import annotations
 
 import asyncio
-import itertools
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -32,6 +30,7 @@ from games.trust_game.types import (
     TrusteeView,
     TrustorView,
 )
+from trustsim.mesa_base import Agent
 
 _STREAMS = {"horizon": 0, "trustor": 1, "trustee": 2}
 _UNUSED = np.random.default_rng(0)
@@ -44,24 +43,9 @@ def stream(seed: int, pair: int, name: str) -> np.random.Generator:
     return np.random.default_rng([seed, pair, _STREAMS[name]])
 
 
-class _PerModelCounters:
-    """``unique_id`` counters keyed weakly by model (Mesa 3.3 keeps a class-level dict that would keep every
-    model of a long job alive)."""
-
-    def __init__(self) -> None:
-        self._counters: weakref.WeakKeyDictionary[mesa.Model, itertools.count] = weakref.WeakKeyDictionary()
-
-    def __getitem__(self, model: mesa.Model) -> itertools.count:
-        counter = self._counters.get(model)
-        if counter is None:
-            counter = self._counters[model] = itertools.count(1)
-        return counter
-
-
-class RoleAgent(mesa.Agent):
-    """One role of one pair: a Mesa agent delegating decisions to its player."""
-
-    _ids = _PerModelCounters()
+class RoleAgent(Agent):
+    """One role of one pair: a Mesa agent delegating decisions to its player (the shared Mesa base frees
+    finished models)."""
 
     def __init__(self, model: TrustGameModel, pair: int, role: Role, player: Player) -> None:
         super().__init__(model)

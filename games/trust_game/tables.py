@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from games.trust_game.rules import Stakes, return_ratio
 from games.trust_game.types import Decision, Role
+from trustsim.rundir import PREDICTIONS, TableSchema
 
 if TYPE_CHECKING:
     from games.trust_game.model import PairRecord
@@ -18,11 +19,11 @@ EXCHANGE_COLUMNS = [
     "trustee_asked", "returned_valid", "returned_invalid_reason", "returned_raw", "expected_return",
     "expected_return_error", "p_return_at_least_sent", "p_next_send_at_least",
 ]  # fmt: skip
-PREDICTION_COLUMNS = [
-    "run_id", "game_type", "cluster", "model", "agent", "memory", "schedule", "subject", "subject_kind",
-    "game", "round", "p", "outcome", "p_exact", "source", "item",
-]  # fmt: skip
-"""The shared predictions schema (docs/run_directory.md)."""
+EXCHANGES = TableSchema(
+    "exchanges", tuple(EXCHANGE_COLUMNS), "one row per trust-game exchange (docs/trust_game.md)"
+)
+TABLES = {"exchanges": EXCHANGES, "predictions": PREDICTIONS}
+"""The game's tables; predictions.csv is the shared calibration schema (trustsim.rundir)."""
 
 
 @dataclass(frozen=True)
