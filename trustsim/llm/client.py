@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -57,6 +58,7 @@ class LLMClient:
         self._sem: asyncio.Semaphore | None = None
         self._limiter: RateLimiter | None = None
         self._inflight: dict[str, asyncio.Future[ChatResponse]] = {}
+        self._secrets = secret_values()  # never stored or returned, even when a provider echoes one
         self._stats: dict[str, float] = {
             "calls_sent": 0,
             "cache_hits": 0,
@@ -116,6 +118,8 @@ class LLMClient:
         self._inflight[key] = future
         try:
             result = await self._send(model_id, api_base, req.messages, self._send_params(params, key))
+            if self._secrets and any(v in result.text for v in self._secrets):  # an answer echoing a key
+                result = dataclasses.replace(result, text=redact_text(result.text, self._secrets))
             if self.store is not None:
                 self._put(
                     key,

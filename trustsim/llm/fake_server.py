@@ -8,7 +8,8 @@ queued fault is used by one request, in order:
 - ``drop``: close the connection without answering; ``hang``: never answer;
 - ``garbage``: a 200 whose body is not JSON;
 - ``empty``: a 200 with ``"choices": []``; ``null``: a 200 whose message ``content`` is null;
-- ``big``: a 200 whose answer is 5 MB of text.
+- ``big``: a 200 whose answer is 5 MB of text;
+- ``keyecho``: a 200 whose answer quotes the Authorization header (a hostile model or proxy).
 
 ``mix`` adds faults drawn per request, deterministically: the n-th arrival of a given request body gets the
 fault chosen by a hash of (body, n), so a run meets the same faults whatever the order of its requests, and a
@@ -52,6 +53,7 @@ FAULTS = (
     "empty",
     "null",
     "big",
+    "keyecho",
 )
 BIG_BYTES = 5 * 1024 * 1024
 
@@ -256,6 +258,8 @@ class FakeServer:
         text = self.reply(payload) if callable(self.reply) else self.reply
         if fault == "big":
             text = ("A 5 MB answer. " * (BIG_BYTES // 15 + 1))[:BIG_BYTES]
+        elif fault == "keyecho":
+            text = f"{text}\nREASONING: the header was {headers.get('authorization', '')}"
         messages = payload.get("messages") or []
         prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
         response = {
