@@ -84,3 +84,53 @@ def test_local_reasoning_cap_is_bounded() -> None:
     with pytest.raises(ConfigError) as info:
         parse_model_config(local)
     assert info.value.key == "model.reasoning_max_chars"
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ({"api_base": "notaurl"}, "model.api_base"),
+        ({"api_base": "ftp://host/v1"}, "model.api_base"),
+        ({"api_base": "http://u:p@host/v1"}, "model.api_base"),
+        ({"api_base": "http://host:99999/v1"}, "model.api_base"),
+        ({"api_key_env": "CANARY-cli-333"}, "model.api_key_env"),
+        ({"api_key_env": "sk_live_abcdefghijklmnop"}, "model.api_key_env"),
+        ({"params": {"api_token": "x"}}, "model.params.api_token"),
+        (
+            {"params": {"extra_headers": {"Authorization": "Bearer x"}}},
+            "model.params.extra_headers.Authorization",
+        ),
+        ({"params": {"extra_headers": {"X-Api-Key": "x"}}}, "model.params.extra_headers.X-Api-Key"),
+        ({"subtask_params": {"aws_secret_access_key": "x"}}, "model.subtask_params.aws_secret_access_key"),
+        ({"params": {"user": "sk-proj-abcdefghijklmnopqrst"}}, "model.params.user"),
+        ({"headers_env": {"X-Key": "not a name"}}, "model.headers_env.X-Key"),
+    ],
+)
+def test_secrets_and_bad_urls_in_model_config_are_refused(override: dict, key: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_model_config({**BASE, **override})
+    assert info.value.key == key
+    assert "x" not in info.value.message.split("'")  # the value is never echoed
+
+
+def test_ordinary_params_are_not_mistaken_for_secrets() -> None:
+    schema = {"type": "json_schema", "json_schema": {"schema": {"properties": {"password": {}, "token": {}}}}}
+    model = parse_model_config(
+        {
+            **BASE,
+            "api_base": "https://example.org:8443/v1",
+            "params": {"max_tokens": 5, "max_completion_tokens": 5, "response_format": schema},
+            "subtask_params": {"thinking": {"type": "enabled", "budget_tokens": 10}},
+            "headers_env": {"X-Api-Key": "MY_HEADER_KEY"},
+        }
+    )
+    assert model.params["max_tokens"] == 5 and model.headers_env == {"X-Api-Key": "MY_HEADER_KEY"}
+
+
+def test_backoff_errors_blame_the_right_key() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_llm_config({"backoff_base_s": -1})
+    assert info.value.key == "llm.backoff_base_s"
+    with pytest.raises(ConfigError) as info:
+        parse_llm_config({"backoff_base_s": 5, "backoff_max_s": 1})
+    assert info.value.key == "llm.backoff_max_s"

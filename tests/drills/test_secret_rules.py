@@ -1,0 +1,110 @@
+"""The rules that keep secrets out of files: which names and values are secret, what is refused, what is
+scrubbed from Hydra's files, and that log records are redacted."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from trustsim import secrets
+from trustsim.secrets import (
+    REDACTED,
+    is_secret_param,
+    override_problem,
+    redact_assignments,
+    register_secret_env,
+    secret_values,
+)
+
+
+def test_values_of_key_variables_and_registered_names_are_secret(monkeypatch) -> None:
+    monkeypatch.setenv("SOME_PROVIDER_API_KEY", "value-of-provider-key")
+    monkeypatch.setenv("PLAIN_NAME_DRILL", "value-of-plain-name")
+    monkeypatch.setenv("CACHE_TOKEN_DIR", "/tmp/some/folder")
+    monkeypatch.setenv("SHORT_TOKEN", "abc")
+    assert "value-of-provider-key" in secret_values()
+    assert "value-of-plain-name" not in secret_values()
+    assert "/tmp/some/folder" not in secret_values() and "abc" not in secret_values()
+    register_secret_env("PLAIN_NAME_DRILL")
+    assert "value-of-plain-name" in secret_values()
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("api_key", True),
+        ("api_token", True),
+        ("Authorization", True),
+        ("x-api-key", True),
+        ("aws_secret_access_key", True),
+        ("vertex_credentials", True),
+        ("password", True),
+        ("max_tokens", False),
+        ("max_completion_tokens", False),
+        ("budget_tokens", False),
+        ("api_key_env", False),
+        ("api_base", False),
+        ("temperature", False),
+    ],
+)
+def test_secret_param_names(name: str, secret: bool) -> None:
+    assert is_secret_param(name) is secret
+
+
+def test_hydra_files_keep_ordinary_keys_and_lose_secret_ones() -> None:
+    text = "params:\n  max_tokens: 1024\n  api_token: abc123\napi_key_env: OPENAI_API_KEY\n"
+    out = redact_assignments(text)
+    assert "max_tokens: 1024" in out and "api_key_env: OPENAI_API_KEY" in out
+    assert f"api_token: {REDACTED}" in out
+    overrides = "- +model.params.extra_headers.Authorization=Bearer_X\n- game.games=2\n"
+    assert (
+        redact_assignments(overrides)
+        == f"- +model.params.extra_headers.Authorization={REDACTED}\n- game.games=2\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("arg", "refused"),
+    [
+        ("+model.params.api_token=X", True),
+        ("+model.params.extra_headers.Authorization=Bearer_X", True),
+        ("model.api_key_env=sk-proj-abcdefghijklmnopqrstu", True),
+        ("model.api_key_env=CANARYcli_333", True),
+        ("model.api_key_env=OPENAI_API_KEY", False),
+        ("model.api_key_env=null", False),
+        ("model.api_base=http://user:pw@host/v1", True),
+        ("+model.params.user=sk-ant-api03-abcdefghijklmnopqr", True),
+        ("game.coins=4", False),
+        ("model.params.max_tokens=10", False),
+        ("hydra.run.dir=/tmp/x", False),
+        ("-m", False),
+    ],
+)
+def test_overrides_refused_before_hydra(arg: str, refused: bool) -> None:
+    assert (override_problem(arg) is not None) is refused
+
+
+def test_an_override_holding_an_environment_secret_is_refused(monkeypatch) -> None:
+    monkeypatch.setenv("DRILL_API_KEY", "the-drill-secret-value")
+    problem = override_problem("+model.params.user=the-drill-secret-value")
+    assert problem is not None and "the-drill-secret-value" not in problem[1]
+
+
+def test_log_records_are_redacted(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("DRILL_LOG_TOKEN", "log-secret-value-123")
+    handler = logging.FileHandler(tmp_path / "job.log")
+    logger = logging.getLogger("drill.secrets")
+    logger.addHandler(handler)
+    try:
+        secrets.install_log_redaction()
+        logger.warning("provider said %s", "bad key log-secret-value-123")
+        try:
+            raise RuntimeError("echo log-secret-value-123")
+        except RuntimeError:
+            logger.exception("failed")
+    finally:
+        handler.close()
+        logger.removeHandler(handler)
+    text = (tmp_path / "job.log").read_text()
+    assert "log-secret-value-123" not in text and text.count(REDACTED) >= 2  # message and traceback
