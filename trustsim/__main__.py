@@ -35,7 +35,7 @@ def _job(cfg: DictConfig) -> int:
         _fail_early(run_dir, {}, exc, "fix the configuration")
         code = 2
     else:
-        code = run_job(plain, run_dir)
+        code = run_job(plain, run_dir, list(hc.overrides.task))
     if code and hc.mode == RunMode.RUN:
         sys.exit(code)
     return code

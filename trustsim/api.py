@@ -136,7 +136,7 @@ def run(
         result.exit_code = 2
         return result
     target = Path(run_dir) if run_dir is not None else default_run_dir(str(cfg.get("name") or "default"))
-    code = run_job(cfg, target)
+    code = run_job(cfg, target, _overrides(experiment, overrides))
     result = load(target)
     result.exit_code = code
     return result

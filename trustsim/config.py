@@ -114,9 +114,22 @@ def _group(cfg: dict[str, Any], name: str, example: str) -> dict[str, Any]:
     return value
 
 
-def _agent_params(agent: AgentSpec, data: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+def explicit_keys(overrides: list[str] | tuple[str, ...]) -> set[str]:
+    """Dotted keys the user set on the command line (``agent.prompt=x``, ``+game.coins=2``)."""
+    keys = set()
+    for item in overrides:
+        key = item.split("=", 1)[0].lstrip("+~")
+        if "=" in item and "/" not in key:
+            keys.add(key)
+    return keys
+
+
+def _agent_params(
+    agent: AgentSpec, data: dict[str, Any], warnings: list[str], explicit: set[str] | None = None
+) -> dict[str, Any]:
     """Validate the agent group. A key that only a same-named agent of another game reads (``agent=llm``
-    shares one yaml across games) is dropped, with a warning when it is not at that agent's default."""
+    shares one yaml across games), or another agent of this game (a preset's ``agent.prompt``), is dropped,
+    with a warning when the user set it (``explicit``; unknown: when it is not at that agent's default)."""
     import dataclasses
 
     own = {f.name for f in dataclasses.fields(agent.params)}
@@ -137,7 +150,7 @@ def _agent_params(agent: AgentSpec, data: dict[str, Any], warnings: list[str]) -
                     foreign[f.name] = f.default if f.default is not dataclasses.MISSING else None
     kept = {k: v for k, v in data.items() if k not in foreign or k in own}
     for key in sorted(set(data) - set(kept)):
-        if data[key] != foreign[key]:
+        if (f"agent.{key}" in explicit) if explicit is not None else (data[key] != foreign[key]):
             warnings.append(f"'agent.{key}' has no effect for agent {agent.name!r} in game {agent.game!r}")
     try:
         return check_section(kept, agent.params, "agent")
@@ -148,8 +161,12 @@ def _agent_params(agent: AgentSpec, data: dict[str, Any], warnings: list[str]) -
         raise
 
 
-def validate_config(cfg: dict[str, Any]) -> Validated:
-    """Validate every group of a composed, resolved config; raise ConfigError naming the first bad key."""
+def validate_config(cfg: dict[str, Any], overrides: list[str] | tuple[str, ...] | None = None) -> Validated:
+    """Validate every group of a composed, resolved config; raise ConfigError naming the first bad key.
+
+    ``overrides`` (the command line's, when known) decides which ineffective settings the user chose
+    (warned about) and which came with a preset or a shared group file (dropped silently)."""
+    explicit = explicit_keys(overrides) if overrides is not None else None
     warnings: list[str] = []
     for key in cfg:
         if key not in GROUPS and key not in RootOptions.__dataclass_fields__ and key != "hydra":
@@ -169,7 +186,7 @@ def validate_config(cfg: dict[str, Any]) -> Validated:
     if not isinstance(name, str) or not name:
         raise ConfigError("agent.name", f"expected a non-empty string, got {name!r}")
     agent = agent_spec(spec.name, name)
-    params = _agent_params(agent, {k: v for k, v in agent_cfg.items() if k != "name"}, warnings)
+    params = _agent_params(agent, {k: v for k, v in agent_cfg.items() if k != "name"}, warnings, explicit)
 
     out: dict[str, Any] = {k: v for k, v in cfg.items() if k != "hydra"}
     out["game"] = {"type": spec.name, **options_values}

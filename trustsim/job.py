@@ -140,7 +140,7 @@ def _fail_early(run_dir: Path, cfg: dict[str, Any], exc: BaseException, resume: 
     write_failed_manifest(run_dir, exc, resume, config=redact(cfg))
 
 
-def run_job(cfg: dict[str, Any], run_dir: Path) -> int:
+def run_job(cfg: dict[str, Any], run_dir: Path, overrides: list[str] | None = None) -> int:
     """Validate, run the game's runner, and leave a manifest whatever happens. Returns an exit code:
     0 complete, 2 configuration error, 3 run failure (resumable), 1 unexpected error, 5 run directory in use
     by another job (nothing written), 130 interrupted."""
@@ -153,17 +153,17 @@ def run_job(cfg: dict[str, Any], run_dir: Path) -> int:
     try:
         for note in notes:
             print(f"trustsim: note: {note}", file=sys.stderr)
-        return _run_locked(cfg, run_dir, notes)
+        return _run_locked(cfg, run_dir, notes, overrides)
     finally:
         lock.release()
 
 
-def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str]) -> int:
+def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str], overrides: list[str] | None) -> int:
     """:func:`run_job` while holding the run directory's lock."""
     logging.getLogger("MESA").setLevel(logging.WARNING)  # Mesa logs every step at INFO
     protect_run(cfg, run_dir)  # key variables redacted everywhere; Hydra's saved files scrubbed
     try:
-        valid = validate_config(cfg)
+        valid = validate_config(cfg, overrides)
     except ConfigError as exc:
         print(f"trustsim: {exc}", file=sys.stderr)
         _fail_early(run_dir, cfg, exc, "fix the configuration")

@@ -1,0 +1,48 @@
+"""Every analysis subpackage exposes analyse(paths, **options) -> .tables (DataFrames) and .write(out_dir)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from trustsim import api
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    for name, overrides in {
+        "er": ("mid2strike", ["agent=bayes", "runs=2", "progress=false"]),
+        "ipd": ("ipd", ["game.rounds=10", "progress=false"]),
+        "rel": ("reliance", ["agent=oracle", "game.limit=3", "progress=false"]),
+    }.items():
+        assert api.run(*overrides, run_dir=root / name).status == "complete"
+    return root
+
+
+@pytest.mark.parametrize(
+    ("package", "options", "table"),
+    [
+        ("trust", {"anchor": "data", "resamples": 100}, "cells"),
+        ("calibration", {}, "by_game"),
+        ("arena", {}, "per_match"),
+        ("reliance", {}, "main_metrics"),
+    ],
+)
+def test_analyse_returns_tables_and_writes_the_report(runs, tmp_path, package, options, table):
+    import importlib
+
+    module = importlib.import_module(f"analysis.{package}")
+    result = module.analyse([runs], **options)
+    assert isinstance(result.tables[table], pd.DataFrame) and len(result.tables[table]) > 0
+    out = result.write(tmp_path / "report", figures=False)
+    assert (out / "report.md").is_file()
+    assert pd.read_csv(out / f"{table}.csv").equals(result.tables[table])
+
+
+def test_analyse_errors_name_the_problem(tmp_path):
+    from analysis import trust
+    from analysis.api import AnalysisError
+
+    with pytest.raises(AnalysisError, match="no such directory"):
+        trust.analyse([tmp_path / "missing"])
