@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
-from analysis.rundirs import Discovery, RunDirError, discover_runs, read_table
+from analysis.rundirs import DataWarning, Discovery, RunDirError, discover_runs, read_table, usable_rows
 
 PREDICTIONS = "predictions.csv"
 REQUIRED = ("run_id", "game_type", "cluster", "model", "p", "outcome", "source")
@@ -29,10 +30,12 @@ def load_predictions(
         RunDirError: when no run holds a predictions.csv, a required column is absent, or a value is invalid
             (out-of-range p, outcome not 0/1) — the message names the file column and the bad value.
     """
-    found = dedupe_runs(discover_runs(paths, include_incomplete=include_incomplete))
+    paths = list(paths)
+    found = discover_runs(paths, include_incomplete=include_incomplete)  # duplicates counted once
     if not found.runs:
         why = found.report() or "no manifest.json found"
-        raise RunDirError(f"no run directories to analyse ({why})")
+        where = ", ".join(map(str, paths))
+        raise RunDirError(f"no run directories to analyse in {where} ({why})")
     df = _read_with_cells(found)
     if df.empty:
         raise RunDirError(f"none of the {len(found.runs)} run(s) has a non-empty {PREDICTIONS}")
@@ -67,6 +70,7 @@ def load_predictions(
         "subject",
     ):
         df[col] = df[col].astype("string").fillna("")
+    df["model"] = df["model"].map(model_label).astype("string")
     scripted = (df["model"] == "scripted") & (df["agent"] != "")
     df.loc[scripted, "model"] = "scripted:" + df.loc[scripted, "agent"]  # tell offline forecasters apart
     df["cluster_key"] = df["run_id"] + "/" + df["cluster"]
@@ -79,9 +83,14 @@ def _read_with_cells(found: Discovery) -> pd.DataFrame:
     ``horizon``, ``partner_slot``) as ``cell:<key>`` columns."""
     frames = []
     for run in found.runs:
-        df = read_table(run, PREDICTIONS, cell_keys=False)
+        try:
+            df = read_table(run, PREDICTIONS, cell_keys=False)
+        except RunDirError as exc:  # the damage rule: warn, skip this run's table, go on
+            warnings.warn(f"{exc}; skipped it", DataWarning, stacklevel=2)
+            continue
         if df is None or df.empty:
             continue
+        df = usable_rows(run, PREDICTIONS, df)
         for key, value in run.cell.items():
             if key not in df.columns and isinstance(value, str | int | float | bool):
                 df[f"cell:{key}"] = str(value)
@@ -89,24 +98,28 @@ def _read_with_cells(found: Discovery) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+PROVIDERS = frozenset((
+    "openai", "anthropic", "gemini", "google", "vertex_ai", "vertex_ai_beta", "azure", "azure_ai", "bedrock",
+    "mistral", "groq", "together_ai", "deepseek", "openrouter", "xai", "cohere", "fireworks_ai", "ollama",
+    "ollama_chat", "hosted_vllm", "vllm", "huggingface", "trustsim", "local",
+))  # fmt: skip
+"""Provider prefixes removed from model labels (litellm ``provider/model`` ids, reference ``provider:model``)."""
+
+
+def model_label(model: object) -> str:
+    """The model's name without a provider prefix: ``anthropic:claude-opus-4-6`` and
+    ``openai/gpt-5.1`` become ``claude-opus-4-6`` and ``gpt-5.1``; other labels are kept as they are."""
+    text = "" if model is None or (isinstance(model, float) and np.isnan(model)) else str(model)
+    for sep in ("/", ":"):
+        head, found, tail = text.partition(sep)
+        if found and tail and head.strip().lower() in PROVIDERS:
+            return model_label(tail)
+    return text
+
+
 def cell_columns(df: pd.DataFrame) -> list[str]:
     """The ``cell:<key>`` columns that take more than one value (settings a sweep varied)."""
     return [c for c in df.columns if c.startswith("cell:") and df[c].fillna("").nunique() > 1]
-
-
-def dedupe_runs(found: Discovery) -> Discovery:
-    """Keep the first run directory per ``run_id`` (run ids are deterministic: the same command re-run into a
-    new directory is the same run); later copies are listed as excluded so nothing is counted twice."""
-    seen: dict[str, str] = {}
-    kept = []
-    for run in found.runs:
-        if run.run_id in seen:
-            found.excluded.append((run.path, f"duplicate of run {run.run_id} at {seen[run.run_id]}"))
-            continue
-        seen[run.run_id] = str(run.path)
-        kept.append(run)
-    found.runs = kept
-    return found
 
 
 def _numeric(col: pd.Series, name: str) -> pd.Series:
