@@ -26,6 +26,9 @@ def get_litellm() -> Any:
         litellm.suppress_debug_info = True
         for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
             logging.getLogger(name).setLevel(logging.WARNING)
+        from trustsim.secrets import install_log_redaction
+
+        install_log_redaction()  # litellm's own handlers too: a provider error may quote the key
         _litellm = litellm
     return _litellm
 
