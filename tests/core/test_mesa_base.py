@@ -121,8 +121,27 @@ def _reliance() -> tuple[Callable[[int], Any], type]:
     return play, DecisionMaker
 
 
+def _trust_game() -> tuple[Callable[[int], Any], type]:
+    from agents.trust_game.scripted import Fair
+    from games.trust_game.model import RoleAgent, TrustGameModel
+    from games.trust_game.rules import Horizon, Stakes
+
+    def play(i: int) -> Any:
+        players = [(Fair(), Fair()) for _ in range(4)]
+        model = TrustGameModel(seed=i, players=players, stakes=Stakes(), horizon=Horizon("known", 5))
+        model.play()
+        return model
+
+    return play, RoleAgent
+
+
 GC_EVERY = 5
-GAMES = {"escape_room": (_escape_room, 15), "arena": (_arena, 15), "reliance": (_reliance, 15)}
+GAMES = {
+    "escape_room": (_escape_room, 15),
+    "arena": (_arena, 15),
+    "reliance": (_reliance, 15),
+    "trust_game": (_trust_game, 15),
+}
 
 
 def _peak(play: Callable[[int], Any], n: int, start: int) -> int:
