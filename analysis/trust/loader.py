@@ -34,7 +34,7 @@ _TABLES = {
     "games": ("games.csv", GAME_COLUMNS),
     "agent_games": ("agent_games.csv", AGENT_GAME_COLUMNS),
 }
-_OPTIONAL = {"source", "seed", "partner_slot", "agent", "invalid_reason", "target", "escape_round"}
+_OPTIONAL = {"source", "seed", "partner_slot", "agent", "prompt", "invalid_reason", "target", "escape_round"}
 _BOOL_COLUMNS = ("is_partner", "d_correct", "valid", "verify_partner", "escaped", "survived")
 _RUN_SPECIFIC = {"seed", "seeds", "runs", "hydra", "output_dir", "run_dir", "store", "store_path", "progress"}
 
@@ -103,9 +103,11 @@ def _load_contract_run(run: Run, *, full_check: bool) -> tuple[dict[str, pd.Data
     for key, (name, columns) in _TABLES.items():
         df = read_table(run, name, cell_keys=False, usecols=set(columns) | {"agent", "model"})
         if df is None:
-            raise RunDirError(f"{run.path}: no {name} (not an escape-room run, or it wrote no game yet)")
+            raise RunDirError(f"{run.path / name}: missing (not an escape-room run, or it wrote no game yet)")
         _check_columns(df, run, name, columns)
         frames[key] = df
+    if frames["games"].empty:
+        raise RunDirError(f"{run.path / 'games.csv'}: no games (the run wrote none)")
     cell = _run_cell(run, frames["games"])
     for key, df in frames.items():
         if key != "games":  # per-seat agent/model (the partner is scripted): keep them under seat_*
@@ -115,6 +117,8 @@ def _load_contract_run(run: Run, *, full_check: bool) -> tuple[dict[str, pd.Data
             df["run_id"] = run.run_id
         frames[key] = df
     games = usable_rows(run, "games", frames["games"], full=full_check)  # the damage rule (one warning)
+    if games.empty:
+        raise RunDirError(f"{run.path / 'events.jsonl'}: no game with intact events (see the warning)")
     if len(games) != len(frames["games"]):
         keep = set(zip(games["session"].astype(int), games["game"].astype(int), strict=True))
         for key, df in frames.items():
@@ -241,7 +245,14 @@ def load_trust_data(
     if data.games.empty:
         raise RunDirError(
             "no escape-room games to analyse"
-            + (f" ({len(excluded)} run(s) excluded: see the messages above)" if excluded else "")
+            + (
+                f" ({len(excluded)} run(s) excluded: "
+                + "; ".join(f"{p}: {why}" for p, why in excluded[:5])
+                + (f"; and {len(excluded) - 5} more" if len(excluded) > 5 else "")
+                + ")"
+                if excluded
+                else ""
+            )
         )
     return data
 

@@ -254,7 +254,7 @@ def test_run_without_tables_is_excluded(tmp_path: Path) -> None:
     (tmp_path / "bare").mkdir()
     (tmp_path / "bare" / "manifest.json").write_text(json.dumps({"run_id": "bare", "status": "complete"}))
     data = load_trust_data([tmp_path])
-    assert any("no decisions.csv" in why for _, why in data.excluded)
+    assert any("decisions.csv: missing" in why for _, why in data.excluded)
 
 
 def test_cli_writes_everything_without_nan(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from trustsim.extract.sources import (
     reference_runs,
 )
 from trustsim.progress import make_progress
+from trustsim.rundir import print_data_warnings
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
@@ -63,7 +64,12 @@ def load_model(name: str | None, path: Path | None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point; returns the exit code."""
+    """Command-line entry point; returns the exit code (damaged inputs are reported as ``warning:`` lines)."""
+    with print_data_warnings():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(prog="python -m trustsim.extract", description=__doc__.splitlines()[0])
     ap.add_argument("sources", nargs="+", type=Path, help="log directories (searched recursively)")
     ap.add_argument(

@@ -105,8 +105,8 @@ def _run_events(run_dir: Path) -> tuple[dict, Iterator[dict]] | None:
     whose manifest or events file is unreadable is skipped with a warning (None)."""
     try:
         manifest = read_manifest(run_dir)
-        if not (run_dir / EVENTS).exists():
-            raise RunDirError(f"{run_dir / EVENTS}: missing")
+        if not (run_dir / EVENTS).is_file():
+            raise RunDirError(f"{run_dir / EVENTS}: missing (or not a file)")
     except RunDirError as exc:
         warnings.warn(f"{exc}; skipped this run", DataWarning, stacklevel=3)
         return None

@@ -19,6 +19,7 @@ counted once: :func:`discover_runs` keeps the first by path and reports how many
 from __future__ import annotations
 
 import bisect
+import io
 import json
 import logging
 import os
@@ -197,7 +198,8 @@ def discover_runs(
             seen.add(resolved)
             try:
                 manifest = read_manifest(run_dir)
-            except RunDirError as exc:
+            except RunDirError as exc:  # damage: warned about, and listed with the exclusions
+                _warn(f"{exc}; skipped this run")
                 out.excluded.append((run_dir, str(exc)))
                 continue
             run = Run(run_dir, manifest)
@@ -246,6 +248,7 @@ class EventScan:
     damaged: tuple[tuple[int, str], ...] = ()  # (1-based line, what is wrong)
     units: dict[str, tuple[int, int]] = field(default_factory=dict)  # unit key -> (start line, end line)
     unit: EventUnit | None = None
+    problem: str = ""  # why the file could not be used at all (missing, empty, unreadable)
 
     @property
     def ok(self) -> bool:
@@ -356,9 +359,17 @@ def scan_events(
     path = run_dir / EVENTS
     try:
         st = path.stat()
+        if not path.is_file():
+            raise IsADirectoryError(f"{path} is not a file")
+        if st.st_size == 0:
+            return EventScan(path, False, unit=EVENT_UNITS.get(game), problem="empty")
+        return _scan_cached(path, (st.st_size, st.st_mtime_ns), game, full)
     except FileNotFoundError:
-        return EventScan(path, False, unit=EVENT_UNITS.get(game))
-    return _scan_cached(path, (st.st_size, st.st_mtime_ns), game, full)
+        return EventScan(path, False, unit=EVENT_UNITS.get(game), problem="missing")
+    except OSError as exc:
+        return EventScan(
+            path, False, unit=EVENT_UNITS.get(game), problem=f"unreadable ({exc.strerror or exc})"
+        )
 
 
 def iter_events(run_dir: str | os.PathLike[str], *, strict: bool = False) -> Iterator[dict[str, Any]]:
@@ -446,22 +457,22 @@ def read_table(
     if not path.exists():
         return None
     try:
-        wanted = None if usecols is None else set(usecols)
-        df = pd.read_csv(
-            path,
-            keep_default_na=True,
-            usecols=None if wanted is None else lambda c: c in wanted,
-            encoding="utf-8",
-            on_bad_lines="error",
-        )
         cut = _cut_last_row(path)
+        source: Any = path
+        if cut:  # parse as if the cut row were absent (its NaNs would change the column types)
+            data = path.read_bytes()
+            source = io.BytesIO(data[: data.rfind(b"\n") + 1])
+        # every column is parsed, so a row with extra fields is an error wherever it is
+        df = pd.read_csv(source, keep_default_na=True, encoding="utf-8", on_bad_lines="error")
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
     except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as exc:
         raise RunDirError(f"{path}: unreadable CSV ({' '.join(str(exc).split())})") from exc
-    if cut and len(df):
-        _warn(f"{path}:{len(df) + 1}: last row cut short; dropped it, using {len(df) - 1} row(s)")
-        df = df.iloc[:-1]
+    if cut:
+        _warn(f"{path}:{len(df) + 2}: last row cut short; dropped it, using {len(df)} row(s)")
+    if usecols is not None:
+        wanted = set(usecols)
+        df = df[[c for c in df.columns if c in wanted]]
     if not cell_keys:
         return df
     if "run_id" not in df.columns:
@@ -508,7 +519,7 @@ def usable_rows(run: Run, table: str, df: pd.DataFrame, *, full: bool = False) -
     scan = scan_events(run, full=full)
     label = table if table.endswith(".csv") else f"{table}.csv"
     if not scan.present:
-        _warn(f"{scan.path}: missing; using {run.path / label} without checking it against the events")
+        _warn(f"{scan.path}: {scan.problem}; using {run.path / label} without checking it against the events")
         return df
     if scan.ok:
         return df
