@@ -207,6 +207,12 @@ def test_salvage_only_from_an_opened_object() -> None:
 
 
 def test_hostile_text_is_bounded() -> None:
+    import time
+
+    start = time.perf_counter()
+    assert extract_json("```{" * 12_500) is None  # a backtracking fence regex took ~25 s here
+    assert extract_json("```json\n{" * 6_000 + '```json\n{"move": "C"}\n```', ("move",)) is None
+    assert time.perf_counter() - start < 5.0  # an upper bound that only catches quadratic work
     deep = "[" * 100_000 + "]" * 100_000
     braces = "{" * 200_000
     assert extract_json(deep) is None

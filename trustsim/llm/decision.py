@@ -38,7 +38,7 @@ Format = Literal["json", "text"]
 
 MAX_PARSE_CHARS = 50_000  # answers are parsed from their first 50,000 characters only
 MAX_JSON_STARTS = 50  # '{' positions tried before giving up (bounded work on hostile text)
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(\{.*?\})\s*```", re.DOTALL)
+_FENCE_OPEN = re.compile(r"```(?:json|JSON)?")
 # A complete "key": scalar pair (used to salvage a truncated object, e.g. cut inside "reasoning").
 _FIELD = re.compile(
     r'"(?P<key>[A-Za-z_][\w\-]{0,63})"\s*:\s*'
@@ -134,9 +134,9 @@ def json_objects(text: str) -> Iterator[dict[str, Any]]:
         if isinstance(obj, dict):
             yield obj
             return
-    for m in _FENCE.finditer(text):
+    for chunk in _fenced(text):
         try:
-            obj = json.loads(m.group(1), strict=False)
+            obj = json.loads(chunk, strict=False)
         except (ValueError, RecursionError):
             continue
         if isinstance(obj, dict):
@@ -153,6 +153,23 @@ def json_objects(text: str) -> Iterator[dict[str, Any]]:
         if isinstance(obj, dict):
             yield obj
         start = text.find("{", end)
+
+
+def _fenced(text: str) -> Iterator[str]:
+    """The contents of code fences that hold an object, in order (linear scan; at most
+    :data:`MAX_JSON_STARTS` fences)."""
+    pos = 0
+    for _ in range(MAX_JSON_STARTS):
+        m = _FENCE_OPEN.search(text, pos)
+        if m is None:
+            return
+        end = text.find("```", m.end())
+        if end == -1:
+            return
+        chunk = text[m.end() : end].strip()
+        if chunk.startswith("{"):
+            yield chunk
+        pos = end + 3
 
 
 def salvage_fields(text: str) -> dict[str, Any] | None:
