@@ -51,7 +51,8 @@ def load(dirs: list[str], include_incomplete: bool) -> tuple[pd.DataFrame, objec
     """Exchanges of every trust-game run under ``dirs`` (each run once), checked."""
     from analysis.trust_game.measures import check_exchanges
 
-    found = discover_runs(dirs, include_incomplete=include_incomplete, game="trust_game")  # counts each run once
+    # discover_runs counts each run once (by run id and config hash)
+    found = discover_runs(dirs, include_incomplete=include_incomplete, game="trust_game")
     if not found.runs:
         raise RunDirError(f"no trust_game run directories ({found.report() or 'no manifest.json found'})")
     df = read_tables(found.runs, "exchanges.csv")
