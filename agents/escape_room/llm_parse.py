@@ -65,6 +65,21 @@ def _labels(value: Any) -> dict[int, str] | None:
     return out
 
 
+def _partial_labels(value: Any) -> dict[int, str]:
+    """The well-formed entries of a password (puzzle index → label); malformed entries are left out."""
+    if isinstance(value, dict):
+        items = [{k: v} for k, v in value.items()]
+    elif isinstance(value, list):
+        items = [[v] for v in value]
+    else:
+        return {}
+    out: dict[int, str] = {}
+    for item in items:
+        for k, label in (_labels(item) or {}).items():
+            out[k] = label
+    return out
+
+
 def _confidence(value: Any) -> dict[int, float] | None:
     """Stated probabilities per puzzle; values outside [0, 1] or not numbers are left out."""
     if not isinstance(value, dict):
@@ -94,18 +109,19 @@ def _from_object(obj: dict[str, Any]) -> Parsed:
         return Parsed(Action.pass_(), trusted=trusted, **common)
     if kind == "verify":
         target = _slot(obj.get("target"))
+        raw = obj.get("target")
+        if target is None and isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) < 10**6:
+            target = raw  # a well-formed move with a bad target: the game names it (bad_target)
         if target is None:
             return Parsed(
                 None, error=f"verify needs a target puzzle 1-4, got {obj.get('target')!r}", **common
             )
         return Parsed(Action.verify(target), trusted=trusted, **common)
     if kind == "volunteer":
-        password = _labels(obj.get("password"))
-        if not password:
-            return Parsed(
-                None, error="volunteer needs a password mapping puzzles to capsule labels", **common
-            )
-        return Parsed(Action.volunteer(password), trusted=trusted or dict(password), **common)
+        # A well-formed volunteer with an empty, partial or malformed password stays a volunteer: the game
+        # names what is wrong (incomplete_password / missing_capsule), not "unparseable" (issue 11).
+        password = _partial_labels(obj.get("password"))
+        return Parsed(Action.volunteer(password), trusted=trusted or dict(password) or None, **common)
     return Parsed(None, error=f"unknown action {str(obj.get('action'))[:40]!r}", **common)
 
 

@@ -33,8 +33,30 @@ def test_json_in_code_fence_and_prose() -> None:
 def test_target_forms() -> None:
     for target in (4, "4", "Q4", "q4"):
         assert parse_decision(json.dumps({"action": "verify", "target": target})).action == Action.verify(4)
-    bad = parse_decision('{"action": "verify", "target": 9}')
+    # A well-formed move with a bad target is a move: the game names it (bad_target), not "unparseable".
+    assert parse_decision('{"action": "verify", "target": 9}').action == Action.verify(9)
+    bad = parse_decision('{"action": "verify", "target": "the partner"}')
     assert bad.action is None and "target" in bad.error
+
+
+def test_volunteer_with_an_empty_or_partial_password_names_what_is_wrong() -> None:
+    """Issue 11: valid JSON with an empty password was recorded invalid_reason=unparseable."""
+    from games.escape_room.rules import illegal_reason, new_game
+    from games.escape_room.types import Puzzle
+
+    puzzles = [Puzzle(k, f"What is {k} + 1?", k + 1) for k in (1, 2, 3, 4)]
+    owners = {1: "A", 2: "B", 3: "C", 4: "D"}
+    state = new_game(puzzles, owners, {k: k + 1 for k in owners}, 4, 4)
+    empty = parse_decision('{"action": "volunteer", "password": {}}')
+    assert empty.action == Action.volunteer({}) and empty.error is None
+    assert illegal_reason(state, "A", empty.action) == "incomplete_password"
+    partial = parse_decision('{"action": "volunteer", "password": {"Q1": "Q1-A", "Q2": 7, "Q9": "x"}}')
+    assert partial.action == Action.volunteer({1: "Q1-A"})
+    assert illegal_reason(state, "A", partial.action) == "incomplete_password"
+    unknown = parse_decision(
+        '{"action": "volunteer", "password": {"Q1": "Q1-A", "Q2": "Q2-B", "Q3": "Q3-C", "Q4": "Q4-Z"}}'
+    )
+    assert illegal_reason(state, "A", unknown.action) == "missing_capsule"
 
 
 def test_reference_decision_form() -> None:
