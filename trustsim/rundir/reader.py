@@ -272,10 +272,10 @@ class EventScan:
         return "; ".join(shown) + (f"; and {more} more damaged line(s)" if more > 0 else "")
 
 
-def _line_problem(raw: bytes, expected_seq: int, full: bool) -> tuple[str | None, int | None, dict | None]:
-    """(problem, seq, parsed event or None). ``full`` parses every line; otherwise the structure is checked
-    (``{"seq":N,...}`` on one line) and only the caller's unit events are parsed."""
-    line = raw.rstrip(b"\r\n")
+def _line_problem(raw: bytes, full: bool) -> tuple[str | None, int | None, dict | None]:
+    """(problem, seq, parsed event or None). ``full`` parses the line; otherwise only its structure is checked
+    (``{"seq":N,...}`` on one line) and the caller parses the unit events it needs."""
+    line = raw.rstrip(b"\r")
     if full or not (line.startswith(b'{"seq":') and line[7:8].isdigit() and line.endswith(b"}")):
         try:
             event = json.loads(line)
@@ -286,13 +286,11 @@ def _line_problem(raw: bytes, expected_seq: int, full: bool) -> tuple[str | None
         seq = event.get("seq")
         if not isinstance(seq, int):
             return "no seq", None, event
-        return (None if seq == expected_seq else f"seq {seq}, expected {expected_seq}"), seq, event
-    comma = line.find(b",", 7)
+        return None, seq, event
     try:
-        seq = int(line[7:comma])
+        return None, int(line[7 : line.find(b",", 7)]), None
     except ValueError:
         return "not a JSON event (bad seq)", None, None
-    return (None if seq == expected_seq else f"seq {seq}, expected {expected_seq}"), seq, None
 
 
 def _unit_key(unit: EventUnit, event: dict) -> str | None:
@@ -306,41 +304,61 @@ def _unit_key(unit: EventUnit, event: dict) -> str | None:
 def _scan_cached(path: Path, stamp: tuple[int, int], game: str, full: bool) -> EventScan:
     unit = EVENT_UNITS.get(game)
     markers = () if unit is None else (f'"type":"{unit.start}"'.encode(), f'"type":"{unit.end}"'.encode())
+    lines = path.read_bytes().split(b"\n")
+    cut = lines[-1] != b""  # the last line has no newline: a write cut short (parsed in full to be sure)
+    if not cut:
+        lines.pop()
+    parsed = [
+        ("empty line", None, None)
+        if not raw.strip()
+        else _line_problem(raw, full or (cut and i == len(lines) - 1))
+        for i, raw in enumerate(lines)
+    ]
     damaged: list[tuple[int, str]] = []
     starts: dict[str, int] = {}
     units: dict[str, tuple[int, int]] = {}
     expected = 0
-    lineno = 0
-    with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                damaged.append((lineno, "empty line"))
-                continue
-            last_cut = not raw.endswith(b"\n")
-            problem, seq, event = _line_problem(raw, expected, full or last_cut)
-            if seq is not None:
+    unreadable = 0  # damaged lines since the last good one (each may have been an event)
+    for i, (problem, seq, event) in enumerate(parsed):
+        lineno = i + 1
+        if problem is not None:
+            damaged.append((lineno, problem))
+            unreadable += 1
+            continue
+        if seq is not None and expected < seq <= expected + unreadable:
+            expected = seq  # the damaged lines before it were events of this file
+        unreadable = 0
+        if seq != expected:
+            # a forward jump that the next line continues: events were lost (the numbering goes on from here);
+            # anything else (a second writer's lines, a repeated block) is foreign: skipped, numbering kept
+            following = parsed[i + 1][1] if i + 1 < len(parsed) else None
+            lost = seq is not None and seq > expected and following in (seq + 1, None)
+            damaged.append(
+                (lineno, f"seq {seq}, expected {expected}" + ("; events lost before it" if lost else ""))
+            )
+            if lost:
                 expected = seq + 1
-            if problem is not None:
-                damaged.append((lineno, problem))
+            continue
+        expected += 1
+        if unit is None:
+            continue
+        raw = lines[i]
+        if event is None:  # compact line: the type is checked without parsing
+            if not any(m in raw[:80] for m in markers):
                 continue
-            if unit is None:
+            try:
+                event = json.loads(raw)
+            except ValueError as exc:
+                damaged.append((lineno, f"not JSON ({getattr(exc, 'msg', exc)})"))
                 continue
-            if event is None:  # compact line, type checked without parsing
-                if not any(m in raw[:80] for m in markers):
-                    continue
-                try:
-                    event = json.loads(raw)
-                except ValueError as exc:
-                    damaged.append((lineno, f"not JSON ({getattr(exc, 'msg', exc)})"))
-                    continue
-            key = _unit_key(unit, event)
-            if key is None:
-                continue
-            if event.get("type") == unit.start:
-                starts[key] = lineno
-            elif event.get("type") == unit.end and key in starts:
-                units[key] = (starts.pop(key), lineno)
-    return EventScan(path, True, lineno, tuple(damaged), units, unit)
+        key = _unit_key(unit, event)
+        if key is None:
+            continue
+        if event.get("type") == unit.start:
+            starts[key] = lineno
+        elif event.get("type") == unit.end and key in starts:
+            units[key] = (starts.pop(key), lineno)
+    return EventScan(path, True, len(lines), tuple(damaged), units, unit)
 
 
 def scan_events(
