@@ -84,6 +84,7 @@ def test_disabled_progress_prints_nothing(capsys):
         (["+experiment=mid2strike", "agent=bayes"], "escape room mid2strike", 11),
         (["+experiment=reliance", "agent=oracle", "game.limit=4"], "reliance main", 4),
         (["+experiment=ipd"], "arena match", 1),
+        (["+experiment=trust_game"], "trust game sessions", 1),
     ],
 )
 def test_every_game_prints_plain_lines_into_a_log(tmp_path, overrides, desc, units):
