@@ -142,6 +142,7 @@ _GAMES: dict[str, GameSpec] = {}
 _AGENTS: dict[str, dict[str, AgentSpec]] = {}
 _LOCK = threading.RLock()
 _discovered = False
+_IMPORT_ERRORS: dict[str, str] = {}  # module → one-line error of a package that failed to import
 
 
 def register_game(spec: GameSpec) -> GameSpec:
@@ -230,9 +231,22 @@ def discover() -> None:
                 continue
             for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda m: m.name):
                 if info.ispkg:
-                    importlib.import_module(f"{package}.{info.name}")
+                    _import(f"{package}.{info.name}")
         for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name):
-            importlib.import_module(ep.value.split(":")[0])
+            _import(ep.value.split(":")[0])
+
+
+def _import(module: str) -> None:
+    """Import a game/agent/plugin package; a broken one does not stop the others (it is reported when its
+    game is asked for, and printed as a warning)."""
+    import sys
+
+    try:
+        importlib.import_module(module)
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        _IMPORT_ERRORS[module] = message
+        print(f"trustsim: warning: cannot import {module} ({message})", file=sys.stderr)
 
 
 def games() -> dict[str, GameSpec]:
@@ -248,10 +262,11 @@ def game_spec(name: str) -> GameSpec:
     known = games()
     if name not in known:
         hint = closest(name, known)
+        broken = "".join(f"; {m} failed to import: {e}" for m, e in _IMPORT_ERRORS.items() if name in m)
         raise ConfigError(
             "game",
             f"unknown game {name!r}{f'; did you mean {hint!r}?' if hint else ''} "
-            f"(registered: {', '.join(known)})",
+            f"(registered: {', '.join(known)}){broken}",
         )
     return known[name]
 

@@ -221,3 +221,22 @@ def test_kill_minus_9_then_resume(game, tmp_path, monkeypatch):
     assert fresh.status == "complete"
     assert tables(resumed.run_dir) == tables(fresh.run_dir)
     assert json.loads((tmp_path / "resumed" / "manifest.json").read_text())["status"] == "complete"
+
+
+def test_a_broken_game_package_does_not_hide_the_others(tmp_path, monkeypatch, capsys):
+    """Discovery imports every game; one that fails to import is reported and the rest still work."""
+    import importlib
+
+    import trustsim.contract as contract
+
+    pkg = tmp_path / "games"
+    (pkg / "zz_broken").mkdir(parents=True)
+    (pkg / "zz_broken" / "__init__.py").write_text("raise RuntimeError('half-written game')\n")
+    games_pkg = importlib.import_module("games")
+    monkeypatch.setattr(games_pkg, "__path__", [*games_pkg.__path__, str(pkg)])
+    monkeypatch.setattr(contract, "_discovered", False)
+    monkeypatch.setattr(contract, "_IMPORT_ERRORS", {})
+    assert set(GAMES) <= set(contract.games())
+    assert "cannot import games.zz_broken (RuntimeError: half-written game)" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match=r"games\.zz_broken failed to import"):
+        contract.game_spec("zz_broken")
