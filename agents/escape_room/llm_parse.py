@@ -3,18 +3,17 @@ reference ``DECISION: ... / REASONING: ...`` form. Anything else is invalid, wit
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from games.escape_room.types import Action
+from trustsim.llm.decision import json_objects
 
 MAX_PARSE_CHARS = 50_000  # longer answers are parsed from their first 50,000 characters only
 MAX_JSON_STARTS = 50  # '{' positions tried before giving up (bounded work on hostile text)
 PUZZLES = (1, 2, 3, 4)
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(\{.*?\})\s*```", re.DOTALL)
 _DECISION = re.compile(r"DECISION\s*:\s*(?P<body>[^\n]*)", re.IGNORECASE)
 _REASONING = re.compile(r"REASONING\s*:\s*(?P<body>.*?)(?=\n\s*DECISION\s*:|\Z)", re.IGNORECASE | re.DOTALL)
 _SLOT = re.compile(r"^\s*Q?\s*([1-9])\s*$", re.IGNORECASE)
@@ -126,29 +125,9 @@ def _from_object(obj: dict[str, Any]) -> Parsed:
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
-    """JSON objects found in the text: fenced blocks first, then objects starting at each '{'."""
-    found: list[dict[str, Any]] = []
-    decoder = json.JSONDecoder(strict=False)  # raw control characters inside strings are tolerated
-    candidates = [m.group(1) for m in _FENCE.finditer(text)]
-    for chunk in candidates:
-        try:
-            obj = json.loads(chunk, strict=False)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(obj, dict):
-            found.append(obj)
-    start, tries = text.find("{"), 0
-    while start != -1 and tries < MAX_JSON_STARTS:
-        tries += 1
-        try:
-            obj, end = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            start = text.find("{", start + 1)
-            continue
-        if isinstance(obj, dict):
-            found.append(obj)
-        start = text.find("{", end)
-    return found
+    """JSON objects found in the text (the decision kit's bounded, linear scan: whole text, fences, then
+    objects at each '{')."""
+    return list(json_objects(text))
 
 
 def _decision_form(text: str) -> Parsed | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -94,6 +95,9 @@ def test_hostile_text_is_invalid_or_plain() -> None:
     p = parse_decision(injection)
     assert p.action is not None and p.action.kind == "volunteer"  # plain labels; the game rejects them
     assert parse_decision("\udcff\ufffd{\x00}").action is None
+    started = time.perf_counter()
+    assert parse_decision("```{" * 12_500).action is None  # 50 kB of open fences: linear, not quadratic
+    assert time.perf_counter() - started < 5
 
 
 @settings(max_examples=300, deadline=None)
