@@ -115,10 +115,12 @@ class SessionRunner:
             exchanges=sum(len(p.exchanges) for p in pairs),
             rounds=self.model.round - 1,
         )
-        return {
+        rows = {
             "exchanges": exchange_rows(pairs, self.meta),
             "predictions": prediction_rows(pairs, self.meta),
         }
+        self.model.release()
+        return rows
 
 
 def run(ctx: Any) -> None:

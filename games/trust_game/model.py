@@ -229,5 +229,14 @@ class TrustGameModel(mesa.Model):
             await self.astep()
         return self.pairs
 
+    def release(self) -> None:
+        """Drop the agents and the callback once the records are taken: breaks the model ↔ agent ↔ runner
+        reference cycles, so a finished session is freed at once rather than at the next garbage collection
+        (a job's peak memory then stays at one session)."""
+        self.on_exchange = None
+        self.remove_all_agents()
+        for pair in self.pairs:
+            pair.agents.clear()
+
 
 __all__ = ["ROLES", "ExchangeRecord", "PairRecord", "RoleAgent", "TrustGameModel", "stream"]
