@@ -54,7 +54,7 @@ def components(runs: int) -> dict[str, float]:
             key = "rules + puzzles"
         elif "agents/" in filename:
             key = "agents (decisions)"
-        elif "records" in filename or "json" in filename or "csv" in filename or "tables" in filename:
+        elif "rundir/" in filename or "json" in filename or "csv" in filename or "tables" in filename:
             key = "recording (events + tables)"
         elif "escape_room/model" in filename or "escape_room/job" in filename:
             key = "game loop"
