@@ -25,6 +25,11 @@ def test_wheel_runs_a_preset_from_a_temporary_directory(tmp_path):
     )
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = (tmp_path / "dist").glob("trustsim-*.whl")
+    import zipfile
+
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"trustsim/conf/config.yaml", "trustsim/conf/game/escape_room.yaml"} <= names
+    assert "analysis/data/escape-room-v2.tar.gz" in names
     target = tmp_path / "site"
     installed = subprocess.run(
         [*pip, "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
