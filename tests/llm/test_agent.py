@@ -122,3 +122,83 @@ def test_bad_settings_are_clear_errors() -> None:
     agent = LLMAgent()
     with pytest.raises(ConfigError, match="model=smollm2"):
         agent.start_session("A", np.random.default_rng(0), Services(llm=object(), model={"name": "scripted"}))
+
+
+def reference_agent(client: ScriptedClient, memory: str = "transcript") -> LLMAgent:
+    agent = LLMAgent(memory=memory, prompt="reference")
+    agent.start_session("A", np.random.default_rng(5), Services(llm=client, model=MODEL, game={"coins": 4}))
+    return agent
+
+
+def test_reference_decision_is_one_user_message_parsed_as_the_study() -> None:
+    client = ScriptedClient("Thinking.\nDECISION: Verify: Q4\nREASONING: D is unverified.", "I have no idea.")
+    agent = reference_agent(client)
+    o = obs(1)
+    agent.start_game(o)
+    d = asyncio.run(agent.adecide(o))
+    req = client.requests[0]
+    assert [m["role"] for m in req.messages] == ["user"] and "response_format" not in req.params
+    assert d.action == Action.verify(4) and d.reasoning == "D is unverified." and d.confidence == {}
+    assert agent.ref.events[-2:] == [
+        "My reasoning Round 1: Thinking.\nDECISION: Verify: Q4\nREASONING: D is unverified.",
+        "My action Round 1: Verify: Q4",
+    ]
+    d2 = asyncio.run(agent.adecide(o))  # no DECISION line, no keyword: the study played Pass
+    assert d2.action is None and "reference plays Pass" in d2.parse_error
+    assert agent.ref.events[-1] == "My action Round 1: Pass"
+
+
+def test_reference_reflection_uses_the_study_prompt_and_block() -> None:
+    client = ScriptedClient("DECISION: Pass\nREASONING: wait.", "  Verify Q4 early.  ", "DECISION: Pass")
+    agent = reference_agent(client, memory="reflection")
+    o = obs(1)
+    agent.start_game(o)
+    asyncio.run(agent.adecide(o))
+    agent.observe(report(1, True, True))
+    r = report(1, True, True)
+    s = GameSummary(
+        1, True, 1, tuple("ABCD"), dict.fromkeys("ABCD", 3), dict.fromkeys("ABCD", 3), 3, "A", (r,)
+    )
+    asyncio.run(agent.aend_game(s))
+    reflection = client.requests[1]
+    assert reflection.purpose == "reflection" and reflection.messages[0]["content"].startswith(
+        "Based on the following short-term memory and previous reflection, create a concise reflection"
+    )
+    assert "=== GAME 1 ENDED ===\nOutcome: SUCCESS\nWinner: C" in reflection.messages[0]["content"]
+    agent.start_game(obs(2))
+    asyncio.run(agent.adecide(obs(2)))
+    prompt = client.requests[2].messages[0]["content"]
+    assert "[Previous Games Reflection]:\nVerify Q4 early." in prompt
+    assert "My reasoning Round 1: DECISION: Pass" not in prompt  # current_game_only: game 1 is gone
+    assert "========== NEW GAME STARTED ==========" in prompt  # a persistent agent's new-game lines
+
+
+def test_reference_sub_prompts_and_purposes() -> None:
+    client = ScriptedClient('"42"', "The answer is 17.")
+    agent = reference_agent(client)
+    puzzle = Puzzle(2, "What is 6 x 7?", 42)
+    assert asyncio.run(agent.asolve(puzzle, purpose="own_answer")) == 42
+    assert asyncio.run(agent.asolve(puzzle)) == 17
+    own, verify = client.requests
+    assert own.purpose == "own_answer" and own.messages[0]["content"].startswith("You are given a puzzle")
+    assert verify.purpose == "solve" and verify.messages[0]["content"].startswith("You are verifying")
+
+
+def test_reference_prompt_refuses_ledger_memory() -> None:
+    agent = LLMAgent(memory="ledger", prompt="reference")
+    with pytest.raises(ConfigError, match="ledger"):
+        agent.start_session("A", np.random.default_rng(0), Services(llm=object(), model=MODEL, game={}))
+
+
+def test_trustsim_announcements_list_passes_only_when_asked() -> None:
+    for announce, shown in ((False, False), (True, True)):
+        client = ScriptedClient('{"action": "pass"}', '{"action": "pass"}')
+        agent = LLMAgent()
+        game = {"coins": 4, "announce_passes": announce}
+        agent.start_session("A", np.random.default_rng(5), Services(llm=client, model=MODEL, game=game))
+        agent.start_game(obs(1))
+        asyncio.run(agent.adecide(obs(1)))
+        agent.observe(report(1, True, None))
+        asyncio.run(agent.adecide(obs(1)))
+        user = client.requests[1].messages[1]["content"]
+        assert "A Verify: Q4" in user and ("D Pass" in user) is shown and ("B Pass" in user) is shown
