@@ -74,6 +74,9 @@ EVENT_UNITS: dict[str, EventUnit] = {
         "match_start", "match_end", ("match",), "match", "{match}",
         {"moves": "{match}", "matches": "{match}", "predictions": "{cluster}"},
     ),
+    "trust_game": EventUnit(
+        "session_start", "session_end", ("session",), "session", "s{session}", {"exchanges": "s{session}"},
+    ),
     "reliance": EventUnit(
         "scenario_start", "scenario_end", ("session", "item"), "scenario", "s{session}/{item}",
         {"*": "s{session}/{item}", "predictions": "{cluster}/{item}"},
