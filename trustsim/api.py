@@ -13,7 +13,6 @@ runs on its own loop in a worker thread, and :func:`run` blocks until the job is
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -90,20 +89,23 @@ class RunResult:
         return pd.read_csv(path)
 
     def events(self) -> list[dict[str, Any]]:
-        """Every event of ``events.jsonl``, in order."""
-        path = self.run_dir / "events.jsonl"
-        if not path.is_file():
+        """Every readable event of ``events.jsonl``, in order (a damaged line is skipped with a warning that
+        names it: the reader of :mod:`trustsim.rundir`)."""
+        from trustsim.rundir import EVENTS, read_events
+
+        if not (self.run_dir / EVENTS).is_file():
             return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return read_events(self.run_dir)
 
 
 def load(run_dir: str | os.PathLike[str]) -> RunResult:
     """Read a run directory written by the CLI or :func:`run`."""
     path = Path(run_dir)
-    manifest_path = path / "manifest.json"
-    if not manifest_path.is_file():
+    from trustsim.rundir import MANIFEST, read_manifest
+
+    if not (path / MANIFEST).is_file():
         return RunResult(path, "missing", {})
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest = read_manifest(path)  # a damaged manifest raises RunDirError (a ValueError) naming the file
     return RunResult(path, str(manifest.get("status", "unknown")), manifest)
 
 
