@@ -16,6 +16,7 @@ from omegaconf import DictConfig
 from trustsim.config import conf_dir, to_container
 from trustsim.errors import ConfigError
 from trustsim.job import _fail_early, run_job
+from trustsim.rundir import RunDirBusy, claim_from_argv
 from trustsim.secrets import refuse_secret_overrides
 from trustsim.sweep import register_resolvers
 
@@ -43,7 +44,16 @@ def _job(cfg: DictConfig) -> int:
 
 def main() -> None:
     refuse_secret_overrides(sys.argv[1:])  # before Hydra saves the overrides to disk
-    _job()
+    try:  # a named run directory is locked before Hydra writes .hydra/ there (the job takes the lock over)
+        lock = claim_from_argv(sys.argv[1:])
+    except RunDirBusy as exc:
+        print(f"trustsim: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    try:
+        _job()
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 if __name__ == "__main__":

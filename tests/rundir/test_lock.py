@@ -111,3 +111,5 @@ def test_two_jobs_into_one_run_directory(tmp_path: Path) -> None:
     width = {len(line.split(",")) for line in games}
     assert len(width) == 1
     assert not (run_dir / LOCK).exists()
+    overrides = (run_dir / ".hydra" / "overrides.yaml").read_text()  # Hydra's record is the first job's too
+    assert "runs=400" in overrides and "runs=2" not in overrides

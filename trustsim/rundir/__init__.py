@@ -8,7 +8,7 @@ may import it.
 """
 
 from trustsim.rundir.directory import clear_previous_run, open_run_dir
-from trustsim.rundir.lock import BUSY_EXIT_CODE, RunDirBusy, RunDirLock
+from trustsim.rundir.lock import BUSY_EXIT_CODE, RunDirBusy, RunDirLock, claim_from_argv
 from trustsim.rundir.manifest import Manifest, failure_from_exception, one_line, write_failed_manifest
 from trustsim.rundir.reader import (
     DataWarning,
@@ -68,6 +68,7 @@ __all__ = [
     "RunRecorder",
     "TableSchema",
     "TableWriter",
+    "claim_from_argv",
     "clear_previous_run",
     "discover_runs",
     "failure_from_exception",

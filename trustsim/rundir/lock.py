@@ -25,6 +25,9 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 BUSY_EXIT_CODE = 5
+_HANDED_OVER: dict[
+    str, RunDirLock
+] = {}  # locks taken before Hydra wrote into the directory (claim_from_argv)
 
 
 class RunDirBusy(TrustsimError):
@@ -85,14 +88,24 @@ class RunDirLock:
         self.command = command if command is not None else " ".join(sys.argv[:1] + sys.argv[1:])[:300]
         self.note: str | None = None
         self._fd: int | None = None
+        self._borrowed = False
 
     @property
     def held(self) -> bool:
-        return self._fd is not None
+        return self._fd is not None or self._borrowed
 
     def acquire(self) -> RunDirLock:
-        """Take the lock or raise :class:`RunDirBusy` at once (never waits)."""
+        """Take the lock or raise :class:`RunDirBusy` at once (never waits).
+
+        A lock this process took for the directory with :func:`claim_from_argv` (before Hydra wrote its files
+        there) is handed over instead: the job then runs under it.
+        """
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        owner = _HANDED_OVER.get(str(self.run_dir.resolve()))
+        if owner is not None and owner.held:
+            self._borrowed = True
+            self.note, owner.note = owner.note, None
+            return self
         host = socket.gethostname()
         for _ in range(20):  # retry only when the file was replaced under us by a releasing holder
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -140,9 +153,13 @@ class RunDirLock:
         raise RunDirBusy(self.run_dir, {"content": "the lock file kept changing"})
 
     def release(self) -> None:
-        """Remove the lock file and drop the lock (idempotent)."""
+        """Remove the lock file and drop the lock (idempotent; a handed-over lock stays with its owner)."""
+        if self._borrowed:
+            self._borrowed = False
+            return
         if self._fd is None:
             return
+        _HANDED_OVER.pop(str(self.run_dir.resolve()), None)
         try:
             self.path.unlink(missing_ok=True)
         finally:
@@ -154,3 +171,21 @@ class RunDirLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def claim_from_argv(argv: list[str]) -> RunDirLock | None:
+    """Lock the run directory named on the command line (``hydra.run.dir=DIR``) before Hydra writes its
+    ``.hydra/`` files there, so a second job into a busy directory changes nothing in it.
+
+    Returns the held lock (the job takes it over), or None for a multirun or when no directory is named (the
+    job then locks its directory itself). Raises :class:`RunDirBusy` when another job holds it.
+    """
+    if any(arg in ("-m", "--multirun") for arg in argv):
+        return None
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if sep and key.lstrip("+~") == "hydra.run.dir" and value and "${" not in value:
+            lock = RunDirLock(value).acquire()
+            _HANDED_OVER[str(lock.run_dir.resolve())] = lock
+            return lock
+    return None
