@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = (
     "analysis.conformance.cli",
     "analysis.trust_game.cli",
     "analysis.reference_cli",
+    "analysis.view.cli",
 )
 
 

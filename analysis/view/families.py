@@ -1,0 +1,160 @@
+"""Reliance, arena and trust-game runs for the viewer: the run's tables (and decision events) → page data."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from trustsim.rundir import Run, read_table
+
+
+def records(run: Run, name: str) -> list[dict[str, Any]]:
+    """A table's rows as plain dicts (missing cells become None; no cell keys attached)."""
+    df = read_table(run, name, cell_keys=False)
+    if df is None or df.empty:
+        return []
+    rows = df.to_dict("records")
+    for row in rows:
+        for key, value in row.items():
+            if isinstance(value, float) and math.isnan(value):
+                row[key] = None
+            elif hasattr(value, "item"):
+                row[key] = value.item()
+    return rows
+
+
+def _pairs(text: Any) -> dict[str, float]:
+    """``a=1.0;b=2.5`` → {"a": 1.0, "b": 2.5}."""
+    out: dict[str, float] = {}
+    for part in str(text or "").split(";"):
+        name, _, value = part.partition("=")
+        if name and value:
+            try:
+                out[name] = float(value)
+            except ValueError:
+                continue
+    return out
+
+
+# -- reliance ---------------------------------------------------------------------------------------------
+def reliance_scenarios(run: Run, events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each scenario's decision path: per stage the evidence so far, the choice, Q* of every action, regret
+    and stated confidence (reasoning and raw text from the stage events)."""
+    texts: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for e in events:
+        if e.get("type") == "stage":
+            texts[(e.get("session"), e.get("item"), e.get("stage"))] = {
+                "raw": e.get("raw"),
+                "reasoning": e.get("reasoning"),
+            }
+    scenarios: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for row in records(run, "scenarios.csv"):
+        key = (row.get("session"), row.get("item"))
+        scenarios[key] = {
+            "session": row.get("session"),
+            "item": row.get("item"),
+            "scenario": row.get("scenario"),
+            "category": row.get("category"),
+            "process": row.get("process"),
+            "pair": row.get("pair"),
+            "all_optimal": row.get("all_optimal"),
+            "total_cost": row.get("total_cost"),
+            "v_star_root": row.get("v_star_root"),
+            "stages": [],
+        }
+    for row in records(run, "stages.csv"):
+        key = (row.get("session"), row.get("item"))
+        scenario = scenarios.setdefault(
+            key, {"session": key[0], "item": key[1], "scenario": row.get("scenario"), "stages": []}
+        )
+        extra = texts.get((row.get("session"), row.get("item"), row.get("stage")), {})
+        scenario["stages"].append(
+            {
+                "stage": row.get("stage"),
+                "history": row.get("history") or "",
+                "observation": row.get("observation"),
+                "action": row.get("action"),
+                "raw_action": row.get("raw_action"),
+                "valid": row.get("valid"),
+                "invalid_reason": row.get("invalid_reason"),
+                "optimal": row.get("optimal"),
+                "optimal_actions": row.get("optimal_actions"),
+                "q_values": _pairs(row.get("q_values")),
+                "regret": row.get("regret"),
+                "confidence": row.get("confidence"),
+                "p_exact": row.get("p_exact"),
+                "reasoning": extra.get("reasoning"),
+                "raw": extra.get("raw"),
+            }
+        )
+    return list(scenarios.values())
+
+
+# -- arena ------------------------------------------------------------------------------------------------
+def arena_matches(
+    run: Run, events: Iterable[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Match list and per-match move grids: per round each seat's move, stated P(opponent cooperates) and what
+    the opponent did (reasoning from the move events)."""
+    reasons = {
+        (e.get("match"), e.get("round"), e.get("seat")): (e.get("reasoning"), e.get("raw"))
+        for e in events
+        if e.get("type") == "move"
+    }
+    matches = [
+        {
+            k: row.get(k)
+            for k in (
+                "match",
+                "session",
+                "player_a",
+                "model_a",
+                "player_b",
+                "model_b",
+                "rounds",
+                "payoff_a",
+                "payoff_b",
+                "coop_a",
+                "coop_b",
+            )
+        }
+        for row in records(run, "matches.csv")
+    ]
+    grids: dict[str, dict[str, Any]] = defaultdict(lambda: {"rounds": []})
+    for row in records(run, "moves.csv"):
+        match = str(row.get("match"))
+        grid = grids[match]
+        if row.get("seat") == "A" or not grid["rounds"] or grid["rounds"][-1]["round"] != row.get("round"):
+            grid["rounds"].append({"round": row.get("round"), "seats": {}})
+        reasoning, raw = reasons.get((row.get("match"), row.get("round"), row.get("seat")), (None, None))
+        grid["rounds"][-1]["seats"][row.get("seat")] = {
+            "player": row.get("player"),
+            "move": row.get("move"),
+            "intended": row.get("intended"),
+            "opponent_move": row.get("opponent_move"),
+            "p": row.get("p_opponent_cooperates"),
+            "payoff": row.get("payoff"),
+            "valid": row.get("valid"),
+            "invalid_reason": row.get("invalid_reason"),
+            "reasoning": reasoning or None,
+            "raw": raw or None,
+        }
+    return matches, dict(grids)
+
+
+# -- trust game -------------------------------------------------------------------------------------------
+EXCHANGE_FIELDS = (
+    "pair", "round", "trustor", "trustee", "endowment", "multiplier", "sent", "received", "returned",
+    "return_ratio", "trustor_payoff", "trustee_payoff", "valid", "sent_invalid_reason", "sent_raw",
+    "returned_invalid_reason", "returned_raw", "expected_return", "p_next_send_at_least",
+)  # fmt: skip
+
+
+def trust_game_sessions(run: Run) -> dict[int, list[dict[str, Any]]]:
+    """Exchanges per session, grouped by pair and ordered by round."""
+    sessions: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for row in records(run, "exchanges.csv"):
+        sessions[int(row.get("session") or 0)].append({k: row.get(k) for k in EXCHANGE_FIELDS})
+    return dict(sessions)

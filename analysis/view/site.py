@@ -1,0 +1,307 @@
+"""Build the viewer's static site: page assets plus data files loaded on demand.
+
+Data files are small scripts (``TS.put(key, data)``) rather than JSON, because a page opened from ``file://``
+may load scripts but not fetch files. The index holds one row per run; each run has its own folder with a
+run page file, one file per escape-room game (or arena match, trust-game session), and a search file, so the
+browser only ever loads what is shown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+import shutil
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from analysis.view.escape_room import engine_games, reference_games, summarise
+from analysis.view.families import arena_matches, reliance_scenarios, trust_game_sessions
+from analysis.view.markdown import markdown_to_html
+from trustsim.rundir import Run, RunDirError, discover_runs, iter_events
+
+ASSETS = Path(__file__).parent / "assets"
+SEARCH_CHARS = 4000  # reasoning kept per decision in the search file
+
+
+@dataclass
+class SiteStats:
+    """What a build wrote."""
+
+    runs: int = 0
+    games: int = 0
+    files: int = 0
+    reports: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+class SiteWriter:
+    """Writes ``TS.put`` data files under ``<site>/data``."""
+
+    def __init__(self, site: Path) -> None:
+        self.site = site
+        self.stats = SiteStats()
+
+    def put(self, rel: str, key: str, data: Any) -> None:
+        path = self.site / "data" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        blob = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+        path.write_text(f"TS.put({json.dumps(key)},{blob});\n", encoding="utf-8")
+        self.stats.files += 1
+
+
+def run_key(run_id: str, path: Path) -> str:
+    """A file-name-safe, collision-free key: the run id plus a digest of its directory."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", run_id)[:60]
+    return f"{safe}-{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:6]}"
+
+
+def _sweep_of(path: Path, roots: list[Path]) -> str | None:
+    """The sweep directory a job belongs to (the nearest parent with jobs.csv or multirun.yaml)."""
+    for parent in path.parents:
+        if (parent / "jobs.csv").exists() or (parent / "multirun.yaml").exists():
+            return parent.name
+        if parent in roots:
+            break
+    return None
+
+
+def _index_row(run: Run, key: str, sweep: str | None) -> dict[str, Any]:
+    m = run.manifest
+    cell = run.cell
+    llm = m.get("llm") or {}
+    counts = m.get("counts") or {}
+    return {
+        "key": key,
+        "source": "engine",
+        "family": run.game or "?",
+        "experiment": m.get("experiment"),
+        "model": cell.get("model"),
+        "agent": cell.get("agent") or cell.get("trustor"),
+        "memory": cell.get("memory"),
+        "schedule": cell.get("schedule"),
+        "prompt": cell.get("prompt"),
+        "seed": m.get("seed"),
+        "status": run.status,
+        "failure": run.failure_reason or None,
+        "sweep": sweep,
+        "path": str(run.path),
+        "games": counts.get("games")
+        or counts.get("scenarios")
+        or counts.get("matches")
+        or counts.get("pairs"),
+        "decisions": counts.get("decisions") or counts.get("exchanges"),
+        "invalid_share": None,
+        "calls_sent": llm.get("calls_sent"),
+        "cache_hits": llm.get("cache_hits"),
+        "tokens": (llm.get("prompt_tokens") or 0) + (llm.get("completion_tokens") or 0),
+        "cost_usd": llm.get("cost_usd"),
+    }
+
+
+def _search_entries(game: dict[str, Any]) -> Iterator[list[Any]]:
+    for rnd in game["rounds"]:
+        for d in rnd["decisions"]:
+            text = d.get("reasoning") or d.get("raw")
+            if text:
+                yield [game["session"], game["game"], rnd["round"], d["seat"], str(text)[:SEARCH_CHARS]]
+
+
+def _write_escape_room(
+    w: SiteWriter, key: str, games: Iterable[dict[str, Any]], row: dict[str, Any]
+) -> dict[str, Any]:
+    summaries, search = [], []
+    decisions = invalid = 0
+    for game in games:
+        w.put(
+            f"r/{key}/g/{game['session']}-{game['game']}.js",
+            f"game/{key}/{game['session']}/{game['game']}",
+            game,
+        )
+        summary = summarise(game)
+        summaries.append(summary)
+        search.extend(_search_entries(game))
+        for rnd in game["rounds"]:
+            for d in rnd["decisions"]:
+                if d["seat"] != "D":
+                    decisions += 1
+                    invalid += not d.get("valid", True)
+    w.stats.games += len(summaries)
+    w.put(f"r/{key}/search.js", f"search/{key}", search)
+    row["invalid_share"] = round(invalid / decisions, 4) if decisions else None
+    row["games"] = row.get("games") or len(summaries)
+    row["decisions"] = row.get("decisions") or decisions
+    return {"games": summaries, "searchable": len(search)}
+
+
+def _engine_run(w: SiteWriter, run: Run, row: dict[str, Any]) -> dict[str, Any]:
+    key, family = row["key"], row["family"]
+    events = iter_events(run.path) if run.has_events and (run.path / "events.jsonl").exists() else iter(())
+    if family == "escape_room":
+        verifier = ((run.manifest.get("config") or {}).get("game") or {}).get("verifier", "exact")
+        return _write_escape_room(w, key, engine_games(events, verifier_exact=verifier == "exact"), row)
+    if family == "reliance":
+        scenarios = reliance_scenarios(run, list(events))
+        w.put(f"r/{key}/scenarios.js", f"scenarios/{key}", scenarios)
+        stages = [s for sc in scenarios for s in sc["stages"]]
+        row["invalid_share"] = _share(stages)
+        search = [
+            [sc["item"], s["stage"], s["reasoning"]]
+            for sc in scenarios
+            for s in sc["stages"]
+            if s.get("reasoning")
+        ]
+        w.put(f"r/{key}/search.js", f"search/{key}", search)
+        return {
+            "scenarios": [
+                {k: sc.get(k) for k in ("item", "category", "process", "pair", "all_optimal", "total_cost")}
+                | {"stages": len(sc["stages"])}
+                for sc in scenarios
+            ]
+        }
+    if family == "arena":
+        matches, grids = arena_matches(run, events)
+        for match, grid in grids.items():
+            w.put(f"r/{key}/m/{match}.js", f"match/{key}/{match}", grid)
+        cells = [s for g in grids.values() for r in g["rounds"] for s in r["seats"].values()]
+        row["invalid_share"] = _share(cells)
+        return {"matches": matches}
+    if family == "trust_game":
+        sessions = trust_game_sessions(run)
+        for session, exchanges in sessions.items():
+            w.put(f"r/{key}/tg/{session}.js", f"tg/{key}/{session}", exchanges)
+        all_rows = [x for rows in sessions.values() for x in rows]
+        row["invalid_share"] = _share(all_rows)
+        return {
+            "sessions": [
+                {"session": s, "exchanges": len(x), "pairs": len({e["pair"] for e in x})}
+                for s, x in sorted(sessions.items())
+            ]
+        }
+    return {}
+
+
+def _share(rows: list[dict[str, Any]]) -> float | None:
+    flags = [r.get("valid") for r in rows if r.get("valid") is not None]
+    return round(sum(not bool(v) for v in flags) / len(flags), 4) if flags else None
+
+
+def _reference_runs(roots: list[Path], w: SiteWriter) -> Iterator[dict[str, Any]]:
+    from analysis.trust.reference import ReferenceLogError, find_reference_runs, import_reference_run
+
+    seen: set[Path] = set()
+    for root in roots:
+        for folder in find_reference_runs(root):
+            if folder.resolve() in seen:
+                continue
+            seen.add(folder.resolve())
+            try:
+                imported = import_reference_run(folder)
+                settings = json.loads((folder / "experiment_settings.json").read_text(encoding="utf-8"))
+            except (ReferenceLogError, OSError, ValueError) as exc:
+                w.stats.problems.append(f"{folder}: {exc}")
+                continue
+            info = imported.run
+            d_list = ((settings.get("dummy_config") or {}).get("D") or {}).get("correctness_list") or []
+            key = run_key(info["run_id"], folder)
+            row = {
+                "key": key,
+                "source": "reference",
+                "family": "escape_room",
+                "experiment": settings.get("experiment_name") or folder.name,
+                "model": info.get("model"),
+                "agent": "llm (reference study)",
+                "memory": info.get("memory"),
+                "schedule": info.get("schedule"),
+                "prompt": "reference",
+                "seed": None,
+                "status": "complete",
+                "failure": None,
+                "sweep": folder.parent.name,
+                "path": str(folder),
+                "games": None,
+                "decisions": None,
+                "invalid_share": None,
+                "calls_sent": None,
+                "cache_hits": None,
+                "tokens": None,
+                "cost_usd": None,
+            }
+            page = _write_escape_room(w, key, reference_games(folder, [bool(x) for x in d_list]), row)
+            yield row | {"page": page}
+
+
+def _reports(roots: list[Path], site: Path, w: SiteWriter) -> list[dict[str, Any]]:
+    """Copy every analysis report (report.md and its figures) found under the inputs into the site."""
+    found = []
+    for root in roots:
+        candidates = [root / "report.md"] if root.is_file() else list(root.rglob("report.md"))
+        found.extend(p for p in candidates if p.exists())
+    reports = []
+    for n, md in enumerate(sorted(set(found)), start=1):
+        dest = site / "reports" / str(n)
+        dest.mkdir(parents=True, exist_ok=True)
+        figures = []
+        for fig in sorted(md.parent.rglob("*.png")):
+            rel = fig.relative_to(md.parent)
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(fig, dest / rel)
+            figures.append(rel.as_posix())
+        body = markdown_to_html(md.read_text(encoding="utf-8", errors="replace"))
+        title = html.escape(str(md.parent))
+        (dest / "index.html").write_text(
+            f'<!doctype html><meta charset="utf-8"><title>{title}</title>'
+            f'<link rel="stylesheet" href="../../assets/style.css"><main class="report">'
+            f'<p><a href="../../index.html">← all runs</a></p><h1>Report: {title}</h1>{body}</main>\n',
+            encoding="utf-8",
+        )
+        reports.append(
+            {"n": n, "path": str(md.parent), "figures": figures, "href": f"reports/{n}/index.html"}
+        )
+        w.stats.reports += 1
+    return reports
+
+
+def build_site(
+    dirs: Iterable[str | Path],
+    out: str | Path,
+    *,
+    reference: Iterable[str | Path] = (),
+    include_incomplete: bool = True,
+) -> SiteStats:
+    """Write the viewer for every run, sweep and reference-log folder found under ``dirs`` into ``out``."""
+    site = Path(out)
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "assets").mkdir(exist_ok=True)
+    for asset in ASSETS.iterdir():
+        if asset.suffix in (".js", ".css"):
+            shutil.copyfile(asset, site / "assets" / asset.name)
+    shutil.copyfile(ASSETS / "index.html", site / "index.html")
+    w = SiteWriter(site)
+    roots = [Path(d) for d in dirs]
+    rows: list[dict[str, Any]] = []
+    engine_roots = [r for r in roots if r.exists()]
+    if engine_roots:
+        discovery = discover_runs(engine_roots, include_incomplete=include_incomplete)
+        resolved_roots = [r.resolve() for r in engine_roots]
+        for run in discovery.runs:
+            key = run_key(run.run_id, run.path)
+            row = _index_row(run, key, _sweep_of(run.path.resolve(), resolved_roots))
+            try:
+                page = _engine_run(w, run, row)
+            except RunDirError as exc:
+                w.stats.problems.append(str(exc))
+                page = {"error": str(exc)}
+            w.put(f"r/{key}/run.js", f"run/{key}", {"row": row, **page})
+            rows.append(row)
+    for row in _reference_runs(engine_roots + [Path(r) for r in reference], w):
+        page = row.pop("page")
+        w.put(f"r/{row['key']}/run.js", f"run/{row['key']}", {"row": row, **page})
+        rows.append(row)
+    reports = _reports(engine_roots, site, w)
+    w.put("index.js", "index", {"runs": rows, "reports": reports})
+    w.stats.runs = len(rows)
+    return w.stats
