@@ -23,6 +23,7 @@ import io
 import json
 import logging
 import os
+import re
 import string
 import warnings
 from collections.abc import Iterable, Iterator
@@ -246,7 +247,8 @@ class EventScan:
     present: bool
     lines: int = 0
     damaged: tuple[tuple[int, str], ...] = ()  # (1-based line, what is wrong)
-    units: dict[str, tuple[int, int]] = field(default_factory=dict)  # unit key -> (start line, end line)
+    # unit key -> (start line, end line); located only in a damaged file (in an intact one every unit is usable)
+    units: dict[str, tuple[int, int]] = field(default_factory=dict)
     unit: EventUnit | None = None
     problem: str = ""  # why the file could not be used at all (missing, empty, unreadable)
 
@@ -300,11 +302,30 @@ def _unit_key(unit: EventUnit, event: dict) -> str | None:
         return None
 
 
+_SEQ_LINE = re.compile(rb'^\{"seq":(\d+),[^\n]*\}$', re.MULTILINE)
+
+
+def _scan_intact(path: Path, data: bytes, unit: EventUnit | None) -> EventScan | None:
+    """The fast path for an undamaged file (every line ``{"seq":<line-1>,...}``), else None."""
+    n = data.count(b"\n")
+    if not data.endswith(b"\n"):
+        return None
+    seqs = _SEQ_LINE.findall(data)
+    if len(seqs) != n or any(int(seq) != i for i, seq in enumerate(seqs)):
+        return None
+    return EventScan(path, True, n, (), {}, unit)  # intact: every unit is usable, none needs locating
+
+
 @lru_cache(maxsize=256)
 def _scan_cached(path: Path, stamp: tuple[int, int], game: str, full: bool) -> EventScan:
     unit = EVENT_UNITS.get(game)
     markers = () if unit is None else (f'"type":"{unit.start}"'.encode(), f'"type":"{unit.end}"'.encode())
-    lines = path.read_bytes().split(b"\n")
+    data = path.read_bytes()
+    if not full:
+        intact = _scan_intact(path, data, unit)
+        if intact is not None:
+            return intact
+    lines = data.split(b"\n")
     cut = lines[-1] != b""  # the last line has no newline: a write cut short (parsed in full to be sure)
     if not cut:
         lines.pop()
