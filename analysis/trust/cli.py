@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for path, why in result.data.excluded:
         say(f"excluded {path}: {why}")
-    for w in result.warnings:
-        say(f"warning: {w}")
+    for w in result.warnings:  # shown even with --quiet: damaged or dropped input must not pass unseen
+        print(f"warning: {w}", file=sys.stderr, flush=True)
     say(f"{result.data.n_games} games in {len(result.cells)} cells; writing tables and figures ...")
     report = write_outputs(result, args.out, figures_on=not args.no_figures)
     say(f"wrote {report} in {time.perf_counter() - t0:.1f} s")
