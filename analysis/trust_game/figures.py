@@ -81,7 +81,9 @@ def return_vs_sent(df: pd.DataFrame, keys: list[str], out: Path) -> Path:
             label=label(dict(zip(keys, key, strict=True)), keys),
         )
     ax.axhline(JM_RETURN_FRACTION, ls="--", color="0.4", lw=1, label="human: Johnson & Mislin 2011 (≈ 0.37)")
-    ax.axhline(1 / 3, ls=":", color="0.6", lw=1, label="break-even at k = 3 (r = s)")
+    ks = sorted(set(df["multiplier"].astype(float)))
+    if len(ks) == 1:  # r = s, the trustor's break-even, is a return ratio of 1/k
+        ax.axhline(1 / ks[0], ls=":", color="0.6", lw=1, label=f"break-even r = s (k = {ks[0]:g})")
     ax.set_xlabel("sent fraction s/E")
     ax.set_ylabel("return ratio r/(k·s)")
     ax.set_ylim(-0.03, 1.03)

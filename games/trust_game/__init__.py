@@ -35,8 +35,12 @@ def _check(cfg: dict[str, Any], agent: AgentSpec) -> list[str]:
     options = TrustGameOptions(**{k: v for k, v in game.items() if k != "type"})
     options.population()
     warnings = []
-    if game.get("horizon") == "known" and game.get("max_rounds") != TrustGameOptions.max_rounds:
-        warnings.append("game.max_rounds has no effect with game.horizon=known")
+    if options.horizon == "known":
+        for key in ("continue_p", "max_rounds"):
+            if getattr(options, key) != getattr(TrustGameOptions, key):
+                warnings.append(f"game.{key} has no effect with game.horizon=known")
+    if options.population_table and options.history != "population":
+        warnings.append("game.population_table has no effect unless game.history=population")
     return warnings
 
 

@@ -52,7 +52,7 @@ class SessionRunner:
         self.seed = ctx.seeds.world("session", session)
         self.model = TrustGameModel(
             seed=self.seed,
-            agent_seed=ctx.seeds.agent("session", session),
+            agent_seed=ctx.seeds.agent("session", session, "players"),
             players=players,
             stakes=options.stakes,
             horizon=options.horizon_spec,
