@@ -200,3 +200,8 @@ def test_model_as_trustor_against_a_scripted_or_other_model_trustee(run_job_dir,
     assert set(x["trustor_model"]) == {"mock-a"} and set(x["trustee_model"]) == {"openai/mock-b"}
     cell = json.loads((run / "manifest.json").read_text())["cell"]
     assert cell["model"] == "mock-a+openai/mock-b"
+
+
+def test_options_without_effect_are_warned(run_job_dir, capsys) -> None:
+    code, _ = run_job_dir(["+experiment=trust_game", "agent=tg_fair", "game.pairs=2", "game.max_rounds=7"])
+    assert code == 0 and "game.max_rounds has no effect" in capsys.readouterr().err
