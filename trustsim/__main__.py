@@ -18,7 +18,7 @@ from trustsim.errors import ConfigError
 from trustsim.job import _fail_early, run_job
 from trustsim.rundir import RunDirBusy, claim_from_argv
 from trustsim.secrets import refuse_secret_overrides
-from trustsim.sweep import register_resolvers
+from trustsim.sweep import exit_unwritable, register_resolvers
 
 CONF_DIR = str(conf_dir())  # conf/ of a checkout, else the copy installed with the package
 register_resolvers()
@@ -49,6 +49,8 @@ def main() -> None:
     except RunDirBusy as exc:
         print(f"trustsim: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    except OSError as exc:  # the named run directory cannot be created
+        exit_unwritable(exc.filename or "?", exc)
     try:
         _job()
     finally:

@@ -42,13 +42,18 @@ def _writable(path: Path, key: str) -> None:
         probe.write_text("")
         probe.unlink()
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        print(
-            f"trustsim: cannot write the output directory '{path}' ({reason}); "
-            f"choose a writable location, e.g. {key}=outputs/runs/my-run",
-            file=sys.stderr,
-        )
-        sys.exit(2)
+        exit_unwritable(path, exc, key)
+
+
+def exit_unwritable(path: Path | str, exc: OSError, key: str = "hydra.run.dir") -> None:
+    """Say which output directory cannot be written and what to do, then exit 2 (no traceback)."""
+    reason = exc.strerror or type(exc).__name__
+    print(
+        f"trustsim: cannot write the output directory '{path}' ({reason}); "
+        f"choose a writable location, e.g. {key}=outputs/runs/my-run",
+        file=sys.stderr,
+    )
+    sys.exit(2)
 
 
 def read_jobs(sweep_dir: Path) -> list[dict[str, Any]]:

@@ -111,8 +111,13 @@ def test_secrets_never_reach_any_file(tmp_path):
         "+model.api_key=" + secret,
         env={"OPENAI_API_KEY": secret},
     )
+    # a key on the command line is refused before anything is written (keys come from the environment)
+    assert proc.returncode == 2 and "model.api_key_env" in proc.stderr and secret not in proc.stderr
+    proc = trustsim(
+        tmp_path, "+experiment=smooth", "agent=bayes", "hydra.run.dir=run", env={"OPENAI_API_KEY": secret}
+    )
     assert proc.returncode == 0, proc.stderr
-    for path in (tmp_path / "run").rglob("*"):
+    for path in tmp_path.rglob("*"):
         if path.is_file():
             assert secret not in path.read_text(errors="replace"), path
 
