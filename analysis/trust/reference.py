@@ -181,6 +181,7 @@ def import_reference_run(path: str | os.PathLike[str]) -> ImportedRun:
         "memory": memory,
         "partner_slot": "fixed",
         "agent": "llm",
+        "prompt": "reference",  # the study's own prompts (trustsim's agent.prompt=reference reproduces them)
     }
     out = ImportedRun(
         run={

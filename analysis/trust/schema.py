@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-CELL_KEYS = ("model", "schedule", "memory", "partner_slot", "agent")
-"""Keys identifying an experimental cell (a cell = model × schedule × memory [× partner slot, agent])."""
+CELL_KEYS = ("model", "schedule", "memory", "partner_slot", "agent", "prompt")
+"""Keys identifying an experimental cell (a cell = model × schedule × memory [× partner slot, agent, prompt
+style: ``reference`` | ``trustsim`` for LLM agents, empty for scripted ones])."""
 
 DECISION_COLUMNS = (
     "source", "run_id", "session", "game", "round", "seat", "is_partner", *CELL_KEYS,
