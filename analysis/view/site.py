@@ -71,20 +71,27 @@ def _sweep_of(path: Path, roots: list[Path]) -> str | None:
 
 def _index_row(run: Run, key: str, sweep: str | None) -> dict[str, Any]:
     m = run.manifest
-    cell = run.cell
+    config = m.get("config") if isinstance(m.get("config"), dict) else {}
+    # a job that failed at start has a short manifest: fall back to its configuration
+    cell = {
+        "model": (config.get("model") or {}).get("name"),
+        "agent": (config.get("agent") or {}).get("name"),
+        "memory": (config.get("memory") or {}).get("mode"),
+        "schedule": (config.get("schedule") or {}).get("name"),
+    } | {k: v for k, v in run.cell.items() if v is not None}
     llm = m.get("llm") or {}
     counts = m.get("counts") or {}
     return {
         "key": key,
         "source": "engine",
-        "family": run.game or "?",
-        "experiment": m.get("experiment"),
+        "family": run.game or (config.get("game") or {}).get("type") or "?",
+        "experiment": m.get("experiment") or config.get("name"),
         "model": cell.get("model"),
         "agent": cell.get("agent") or cell.get("trustor"),
         "memory": cell.get("memory"),
         "schedule": cell.get("schedule"),
         "prompt": cell.get("prompt"),
-        "seed": m.get("seed"),
+        "seed": m.get("seed", config.get("seed")),
         "status": run.status,
         "failure": run.failure_reason or None,
         "sweep": sweep,

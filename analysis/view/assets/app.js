@@ -228,8 +228,16 @@ async function renderGame(key, session, gameNo, roundArg) {
   }
   app().innerHTML = body;
   const idx = games.findIndex((g) => Number(g.game) === Number(gameNo));
+  // read the round from the address at key time: a fast second key press must not reuse a stale round
+  const here = () => {
+    const p = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+    if (p[0] !== "game" || p[1] !== key || p[2] !== String(session) || p[3] !== String(gameNo)) return null;
+    return p[4] === "end" ? n + 1 : Math.max(1, Number(p[4]) || 1);
+  };
   const go = (delta) => {
-    const next = r + delta;
+    const now = here();
+    if (now === null) return;  // another game is being opened
+    const next = now + delta;
     if (next >= 1 && next <= n + 1) location.hash = `#/game/${key}/${session}/${gameNo}/${next > n ? "end" : next}`;
     else if (delta > 0 && idx + 1 < games.length) location.hash = `#/game/${key}/${session}/${games[idx + 1].game}/1`;
     else if (delta < 0 && idx > 0) location.hash = `#/game/${key}/${session}/${games[idx - 1].game}/end`;

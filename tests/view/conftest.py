@@ -1,0 +1,117 @@
+"""A small corpus for the viewer tests: one run of every game family (the escape room with an LLM agent on the
+fake server, so reasoning, confidence and an invalid answer are in it), two reference-study runs, and an
+analysis report next to the runs; built into a site once per test session."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_in_process
+from trustsim.llm.fake_server import FakeServer
+
+KEY_ENV = "TRUSTSIM_VIEW_TEST_KEY"
+REFERENCE_RUNS = ("main_gpt5_mini_recovery_20260520_012127", "main_gpt5_mini_smooth_20260520_200744")
+INVALID_TEXT = "I would rather not answer in JSON today."
+
+
+def _reply(body: dict) -> str:
+    """Verify the partner's puzzle when D failed before, else pass; every 7th answer is not JSON (invalid)."""
+    _reply.calls += 1  # type: ignore[attr-defined]
+    if _reply.calls % 7 == 3:  # type: ignore[attr-defined]
+        return INVALID_TEXT
+    conf = {"Q1": 0.9, "Q2": 0.9, "Q3": 0.9, "Q4": 0.4}
+    if _reply.calls % 3 == 0:  # type: ignore[attr-defined]
+        return json.dumps(
+            {
+                "action": "verify",
+                "target": 4,
+                "confidence": conf,
+                "reasoning": "D was wrong in an earlier game, so I check Q4 before trusting it.",
+            }
+        )
+    return json.dumps({"action": "pass", "confidence": conf, "reasoning": "Waiting for more endorsements."})
+
+
+_reply.calls = 0  # type: ignore[attr-defined]
+
+
+def _reference_root() -> Path:
+    shared = Path(os.environ.get("TRUSTSIM_SHARED", REPO.parent / "shared"))
+    runs = shared / "data" / "escape-room-v2" / "runs"
+    if runs.is_dir():
+        return runs
+    from analysis.reference_data import reference_dir
+
+    return reference_dir() / "runs"
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("view_corpus")
+    runs = root / "runs"
+    os.environ[KEY_ENV] = "sk-view-test-not-a-key"
+    with FakeServer(reply=_reply) as server:
+        code = run_in_process(
+            [
+                "+experiment=mid2strike",
+                "agent=llm",
+                "agent.prompt=trustsim",
+                "model=openai_compatible",
+                f"model.api_base={server.api_base}",
+                "model.litellm_model=openai/fake-model",
+                f"model.api_key_env={KEY_ENV}",
+                f"llm.store_path={root / 'store.sqlite'}",
+                "game.games=5",
+            ],
+            runs / "escape_llm",
+        )
+        assert code == 0
+    for name, overrides in {
+        "escape_bayes": ["+experiment=mid2strike", "agent=bayes", "runs=2"],
+        "reliance": ["+experiment=reliance", "agent=oracle", "game.limit=3"],
+        "arena": ["+experiment=ipd"],
+        "trust_game": ["+experiment=trust_game_repeated", "agent=tg_reciprocal", "game.pairs=3"],
+    }.items():
+        assert run_in_process(overrides, runs / name) == 0, name
+    # a job that fails at start (a bad value): the index must show it with its reason
+    assert run_in_process(["+experiment=mid2strike", "agent=bayes", "game.coins=-1"], runs / "failed") == 2
+    reference = _reference_root()
+    for name in REFERENCE_RUNS:
+        shutil.copytree(reference / name, runs / "reference" / name)
+    report = subprocess.run(
+        [sys.executable, "-m", "analysis", "arena", str(runs / "arena"), "--out", str(runs / "report_arena")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert report.returncode == 0, report.stderr
+    return runs
+
+
+@pytest.fixture(scope="session")
+def site(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("view_site") / "site"
+    proc = subprocess.run(
+        [sys.executable, "-m", "analysis", "view", str(corpus), "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "run(s)" in proc.stdout
+    return out
+
+
+def read_data(site: Path, rel: str):
+    """The data object of one ``TS.put(key, data);`` file."""
+    text = (site / "data" / rel).read_text(encoding="utf-8")
+    return json.loads(text[text.index(",") + 1 : text.rindex(")")])

@@ -1,0 +1,158 @@
+"""The viewer's data: every family's page data, escape-room replays that agree with the tables, reference
+logs, failed runs, search, reports, and a deterministic build."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.view.markdown import markdown_to_html
+from tests.conftest import REPO
+
+from .conftest import INVALID_TEXT, REFERENCE_RUNS, read_data
+
+
+def _index(site: Path) -> dict:
+    return read_data(site, "index.js")
+
+
+def _row(site: Path, name: str) -> dict:
+    rows = [r for r in _index(site)["runs"] if Path(r["path"]).name == name]
+    assert len(rows) == 1, [r["path"] for r in _index(site)["runs"]]
+    return rows[0]
+
+
+def test_index_lists_every_family_reference_runs_and_failures(site: Path) -> None:
+    runs = _index(site)["runs"]
+    assert {r["family"] for r in runs} == {"escape_room", "reliance", "arena", "trust_game"}
+    assert sorted(r["path"].rsplit("/", 1)[1] for r in runs if r["source"] == "reference") == sorted(
+        REFERENCE_RUNS
+    )
+    failed = [r for r in runs if r["status"] == "failed"]
+    assert len(failed) == 1 and "game.coins" in failed[0]["failure"]
+    llm = _row(site, "escape_llm")
+    assert llm["calls_sent"] > 0 and llm["model"] == "openai_compatible"
+    assert 0 < llm["invalid_share"] < 1
+
+
+def test_escape_room_replay_agrees_with_the_tables(site: Path, corpus: Path) -> None:
+    for name in ("escape_bayes", "escape_llm"):
+        row = _row(site, name)
+        run = read_data(site, f"r/{row['key']}/run.js")
+        games = pd.read_csv(corpus / name / "games.csv")
+        assert len(run["games"]) == len(games)
+        for summary, (_, table) in zip(run["games"], games.iterrows(), strict=True):
+            assert (summary["session"], summary["game"]) == (table["session"], table["game"])
+            assert summary["verifications"] == table["verifications"]
+            assert summary["partner_verifications"] == table["partner_verifications"]
+            assert summary["outcome"] == table["outcome"]
+            game = read_data(site, f"r/{row['key']}/g/{summary['session']}-{summary['game']}.js")
+            assert len(game["rounds"]) == table["rounds"]
+            first = game["rounds"][0]["capsules"]
+            assert all(len(caps) == 1 and len(caps[0]["endorsers"]) == 1 for caps in first.values())
+            # endorsements only grow, by one verifier each
+            final = game["end"]["capsules"]
+            endorsements = sum(len(c["endorsers"]) for caps in final.values() for c in caps)
+            verifying = sum(1 for r in game["rounds"] for v in r["verifications"] if not v["already"])
+            assert endorsements == 4 + verifying
+            assert all(c["right"] in (True, False) for caps in final.values() for c in caps)
+
+
+def test_invalid_answers_keep_their_raw_text(site: Path) -> None:
+    row = _row(site, "escape_llm")
+    run = read_data(site, f"r/{row['key']}/run.js")
+    invalid = [
+        d
+        for s in run["games"]
+        for r in read_data(site, f"r/{row['key']}/g/{s['session']}-{s['game']}.js")["rounds"]
+        for d in r["decisions"]
+        if d.get("valid") is False
+    ]
+    assert invalid and all(d["raw"] == INVALID_TEXT for d in invalid)
+    search = read_data(site, f"r/{row['key']}/search.js")
+    assert any("D was wrong" in entry[-1] for entry in search)
+
+
+def test_reference_games_round_by_round(site: Path) -> None:
+    row = _row(site, REFERENCE_RUNS[0])
+    run = read_data(site, f"r/{row['key']}/run.js")
+    assert len(run["games"]) == 11
+    assert [g["d_correct"] for g in run["games"]][:2] == [False, True]  # a 1strike run: D fails game 1
+    game = read_data(site, f"r/{row['key']}/g/0-2.js")
+    first = game["rounds"][0]
+    assert all(len(caps) == 1 for caps in first["capsules"].values())
+    assert any(d["reasoning"] for d in first["decisions"])
+    # game 2, round 1: B verified its own puzzle Q2 (the study charged it; see docs/escape_room.md)
+    assert any(d["seat"] == "B" and d["action"] == "Verify: Q2" for d in first["decisions"])
+
+
+def test_reliance_arena_and_trust_game_pages(site: Path, corpus: Path) -> None:
+    rel = _row(site, "reliance")
+    scenarios = read_data(site, f"r/{rel['key']}/scenarios.js")
+    assert len(scenarios) == 3
+    for sc in scenarios:
+        assert len(sc["stages"]) >= 1
+        for st in sc["stages"]:
+            assert st["action"] in st["q_values"]
+            best = min(st["q_values"].values())
+            assert abs(st["regret"] - (st["q_values"][st["action"]] - best)) < 1e-6
+    arena = _row(site, "arena")
+    run = read_data(site, f"r/{arena['key']}/run.js")
+    match = run["matches"][0]
+    grid = read_data(site, f"r/{arena['key']}/m/{match['match']}.js")
+    assert len(grid["rounds"]) == match["rounds"]
+    assert all(set(r["seats"]) == {"A", "B"} for r in grid["rounds"])
+    tg = _row(site, "trust_game")
+    sessions = read_data(site, f"r/{tg['key']}/run.js")["sessions"]
+    exchanges = read_data(site, f"r/{tg['key']}/tg/0.js")
+    assert (
+        sessions[0]["exchanges"]
+        == len(exchanges)
+        == len(pd.read_csv(corpus / "trust_game" / "exchanges.csv"))
+    )
+
+
+def test_reports_next_to_runs_are_embedded(site: Path) -> None:
+    reports = _index(site)["reports"]
+    assert len(reports) == 1 and reports[0]["figures"]
+    page = site / reports[0]["href"]
+    assert "<table>" in page.read_text(encoding="utf-8")
+    assert all((page.parent / f).exists() for f in reports[0]["figures"])
+
+
+def test_build_is_deterministic(site: Path, corpus: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    proc = subprocess.run(
+        [sys.executable, "-m", "analysis", "view", str(corpus), "--out", str(again)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    first = sorted(p.relative_to(site) for p in (site / "data").rglob("*") if p.is_file())
+    second = sorted(p.relative_to(again) for p in (again / "data").rglob("*") if p.is_file())
+    assert first == second
+    assert all((site / p).read_bytes() == (again / p).read_bytes() for p in first)
+
+
+def test_empty_or_missing_input_is_a_clear_error(tmp_path: Path) -> None:
+    for args in ([str(tmp_path / "nope")], [str(tmp_path)]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "analysis", "view", *args, "--out", str(tmp_path / "site")],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert str(tmp_path) in proc.stderr
+
+
+def test_markdown_tables_images_and_escaping() -> None:
+    out = markdown_to_html("# T\n\n| a | b |\n|---|---|\n| 1 | <x> |\n\n![fig](f.png)\n- item `code`")
+    assert "<h1>T</h1>" in out and "<td>&lt;x&gt;</td>" in out
+    assert '<img alt="fig" src="f.png">' in out and "<li>item <code>code</code></li>" in out
