@@ -40,6 +40,7 @@ SKIP_RULES: list[tuple[str, str]] = [
     (r"\bmodel=(openai_compatible|vllm|ollama)\b", "needs a running model server"),
     (r"\bhydra/launcher=submitit_slurm\b", "needs a SLURM cluster"),
     (r"\btrustsim\.llm\.fake_server\b", "starts a server that runs until stopped"),
+    (r"\s--serve\b", "serves the site until stopped"),
     (r"\btrustsim\.extract\b", "runs an extractor model over many texts (embedded: minutes; API: a key)"),
     (r"\bextracted/", "reads the output of trustsim.extract (skipped above)"),
     (r"\bagent=llm\b", "plays the embedded language model (minutes per run on 2 cores)"),
@@ -264,6 +265,7 @@ def test_extractor_joins_continuations_and_drops_comments(tmp_path: Path) -> Non
         ("python -m trustsim +experiment=ipd agent=llm model=smollm2", True),
         ("OPENAI_API_KEY=... python -m trustsim +experiment=1strike agent=llm model=gpt-5.1", True),
         ("python -m analysis trust --reference --out report/", False),
+        ("python -m analysis view outputs/runs --out site/ --serve 8000", True),
     ],
 )
 def test_skip_rules(text: str, skipped: bool) -> None:
