@@ -1,0 +1,100 @@
+"""``python -m trustsim.store [--path STORE] {info,prune}``: the request store's size and counts; pruning."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from trustsim.store.manage import StoreCommandError, prune, store_info
+
+DEFAULT_STORE = "outputs/request_store.sqlite"  # conf/llm/default.yaml llm.store_path
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def _table(rows: list[dict[str, Any]], key: str) -> list[str]:
+    header = (key.upper(), "RESPONSES", "PROMPT_TOKENS", "COMPLETION_TOKENS", "COST")
+    cells = [
+        (str(r[key]), str(r["responses"]), str(r["prompt_tokens"]), str(r["completion_tokens"]),
+         f"${r['cost_usd']:.4f}")
+        for r in rows
+    ]  # fmt: skip
+    widths = [max(len(c[i]) for c in [header, *cells]) for i in range(len(header))]
+    return ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+            for row in [header, *cells]]  # fmt: skip
+
+
+def _info(args: argparse.Namespace) -> int:
+    info = store_info(args.path)
+    if args.json:
+        print(json.dumps(asdict(info), indent=2))
+        return 0
+    print(f"request store {info.path}: {_size(info.bytes)}, {info.responses} stored response(s)")
+    for key, rows in (("model", info.by_model), ("date", info.by_date), ("purpose", info.by_purpose)):
+        if rows:
+            print(f"by {key}{' (UTC, when stored)' if key == 'date' else ''}:")
+            print("\n".join(_table(rows, key)))
+    return 0
+
+
+def _prune(args: argparse.Namespace) -> int:
+    result = prune(
+        args.path,
+        models=args.model,
+        older_than_days=args.older_than,
+        dry_run=args.dry_run,
+        vacuum=args.vacuum,
+    )
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    for model in result["unknown_models"]:
+        known = ", ".join(result["known_models"]) or "none"
+        print(
+            f"warning: no stored response of model {model!r} (models in the store: {known})", file=sys.stderr
+        )
+    total = sum(m["responses"] for m in result["matched"])
+    verb = "would delete" if args.dry_run else "deleted"
+    print(f"{verb} {result['deleted'] if not args.dry_run else total} response(s) from {result['path']}")
+    for m in result["matched"]:
+        print(f"  {m['model']}: {m['responses']} (${m['cost_usd']:.4f} of stored spend)")
+    if not args.dry_run and total and not args.vacuum:
+        print("(the file shrinks after --vacuum; runs re-send the deleted requests when they need them)")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m trustsim.store", description="The request store: size and counts; pruning."
+    )
+    parser.add_argument("--path", default=DEFAULT_STORE, help=f"the store (llm.store_path; {DEFAULT_STORE})")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="size, and counts by model, by date and by purpose")
+    p = sub.add_parser("prune", help="delete stored responses by model and/or age")
+    p.add_argument(
+        "--model", action="append", default=[], help="model as stored (e.g. openai/gpt-4o); repeatable"
+    )
+    p.add_argument("--older-than", type=float, metavar="DAYS", help="stored more than DAYS days ago")
+    p.add_argument("--dry-run", action="store_true", help="show what would be deleted, delete nothing")
+    p.add_argument("--vacuum", action="store_true", help="compact the file afterwards")
+    args = parser.parse_args(argv)
+    try:
+        return _info(args) if args.command == "info" else _prune(args)
+    except StoreCommandError as exc:
+        print(f"trustsim.store: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
