@@ -51,6 +51,7 @@ SKIP_RULES: list[tuple[str, str]] = [
     ),
     (r"tests/benchmarks/", "a benchmark (minutes; prints numbers)"),
     (r"^sqlite3\b", "reads the request store of an LLM run"),
+    (r"^python -m trustsim\.store\b", "reads or prunes the request store of an LLM run"),
 ]
 SLOW_RULES: list[tuple[str, str]] = [
     # offline but long (about a minute each on 2 busy cores): run only with TRUSTSIM_DOC_COMMANDS=all
