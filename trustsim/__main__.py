@@ -18,7 +18,7 @@ from trustsim.errors import ConfigError
 from trustsim.job import _fail_early, run_job
 from trustsim.rundir import RunDirBusy, claim_from_argv
 from trustsim.secrets import refuse_secret_overrides
-from trustsim.sweep import exit_unwritable, register_resolvers
+from trustsim.sweep import check_group_choices, exit_unwritable, register_resolvers
 
 CONF_DIR = str(conf_dir())  # conf/ of a checkout, else the copy installed with the package
 register_resolvers()
@@ -44,6 +44,7 @@ def _job(cfg: DictConfig) -> int:
 
 def main() -> None:
     refuse_secret_overrides(sys.argv[1:])  # before Hydra saves the overrides to disk
+    check_group_choices(sys.argv[1:], Path(CONF_DIR))  # an unknown option: exit 2 before anything is written
     try:  # a named run directory is locked before Hydra writes .hydra/ there (the job takes the lock over)
         lock = claim_from_argv(sys.argv[1:])
     except RunDirBusy as exc:

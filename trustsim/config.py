@@ -172,6 +172,8 @@ def validate_config(cfg: dict[str, Any], overrides: list[str] | tuple[str, ...] 
         if key not in GROUPS and key not in RootOptions.__dataclass_fields__ and key != "hydra":
             raise unknown_key("", key, [*RootOptions.__dataclass_fields__, *GROUPS])
     check_section({k: v for k, v in cfg.items() if k in RootOptions.__dataclass_fields__}, RootOptions, "")
+    if not str(cfg.get("name", "default")).strip():
+        raise ConfigError("name", "expected a non-empty experiment name (it names the run directory)")
     game_cfg = _group(cfg, "game", "game=escape_room agent=bayes")
     agent_cfg = _group(cfg, "agent", "game=escape_room agent=bayes")
     gtype = game_cfg.get("type")

@@ -30,6 +30,31 @@ def job_dirname(overrides: str, num: Any) -> str:
     return f"{int(num):03d}_{clean}"
 
 
+GROUP_OVERRIDE = re.compile(r"^(\+{0,2})(?P<group>[A-Za-z_]+)=(?P<option>[A-Za-z0-9_.\-]+)$")
+
+
+def check_group_choices(argv: list[str], conf: Path) -> None:
+    """Refuse an unknown group option (``agent=nope``, ``+experiment=nope``) before Hydra runs: exit 2,
+    naming the group, the closest option and the available ones. Sweep values and globs are left to Hydra."""
+    from trustsim.schema import closest
+
+    for arg in argv:
+        match = GROUP_OVERRIDE.match(arg)
+        if not match or not (conf / match["group"]).is_dir():
+            continue
+        group, option = match["group"], match["option"]
+        available = sorted(p.stem for p in (conf / group).glob("*.yaml"))
+        if option in available:
+            continue
+        hint = closest(option, available)
+        print(
+            f"trustsim: config error at '{group}': unknown option {option!r}"
+            f"{f'; did you mean {group}={hint}?' if hint else ''} (available: {', '.join(available)})",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+
+
 def register_resolvers() -> None:
     if not OmegaConf.has_resolver("trustsim_job_dirname"):
         OmegaConf.register_new_resolver("trustsim_job_dirname", job_dirname)

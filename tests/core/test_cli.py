@@ -62,7 +62,7 @@ def test_main_experiment_writes_a_complete_run_directory(tmp_path):
 def test_unknown_preset_is_a_clear_error(tmp_path):
     proc = trustsim(tmp_path, "+experiment=nope")
     assert proc.returncode != 0
-    assert "Could not find 'experiment/nope'" in proc.stderr
+    assert "config error at 'experiment': unknown option 'nope'" in proc.stderr and proc.returncode == 2
     assert "Traceback" not in proc.stderr
 
 
