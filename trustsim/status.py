@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from trustsim.rundir import EVENTS, LOCK, RunDirError, find_run_dirs, read_manifest
-from trustsim.rundir.lock import describe_holder
+from trustsim.rundir.lock import describe_holder, pid_alive
 
 SWEEP_MARKERS = ("jobs.csv", "multirun.yaml")
 LLM_KEYS = ("calls_sent", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd")
@@ -78,18 +78,6 @@ class Totals:
 
 
 # -- reading one job ------------------------------------------------------------------------------------
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    except OSError:
-        return False
-    return True
-
-
 def liveness(run_dir: Path, host: str | None = None) -> tuple[bool, str]:
     """Whether a ``running`` job is alive, and why not: its lock file is gone, or its process (on this host)
     no longer exists. A holder on another host cannot be checked from here and counts as alive."""
@@ -103,7 +91,7 @@ def liveness(run_dir: Path, host: str | None = None) -> tuple[bool, str]:
     if not isinstance(holder, dict):
         return True, ""
     pid, here = holder.get("pid"), host or socket.gethostname()
-    if holder.get("host") == here and isinstance(pid, int) and not _pid_alive(pid):
+    if holder.get("host") == here and isinstance(pid, int) and not pid_alive(pid):
         return False, f"the job's process is gone ({describe_holder(holder)})"
     return True, ""
 

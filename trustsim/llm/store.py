@@ -65,7 +65,7 @@ class RequestStore:
         self.path = Path(path)
         self.read_only = read_only
         if read_only:
-            self._conn = _open_read_only(self.path)
+            self._conn = open_read_only(self.path)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(
@@ -132,7 +132,7 @@ class RequestStore:
         self._conn.close()
 
 
-def _open_read_only(path: Path) -> sqlite3.Connection:
+def open_read_only(path: Path) -> sqlite3.Connection:
     """Open an existing store without writing: ``mode=ro``, else ``immutable=1`` (a read-only directory,
     where SQLite cannot create the WAL index)."""
     if not path.is_file():

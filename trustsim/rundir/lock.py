@@ -55,7 +55,8 @@ def describe_holder(holder: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists on this host."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -128,7 +129,7 @@ class RunDirLock:
                     and isinstance(pid, int)
                     and same_host
                     and pid != os.getpid()
-                    and _pid_alive(pid)
+                    and pid_alive(pid)
                 ):
                     raise RunDirBusy(self.run_dir, previous)
                 if previous:

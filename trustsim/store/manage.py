@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trustsim.llm.store import open_read_only
+
 DAY_S = 86400.0
 _GROUP_SQL = (
     "SELECT {key}, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost_usd) "
@@ -41,28 +43,13 @@ def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
     if not path.is_file():
         raise StoreCommandError(f"no request store at {path} (set --path to the store, llm.store_path)")
     try:
-        conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None) if write else _open_ro(path)
+        conn = (
+            sqlite3.connect(str(path), timeout=30.0, isolation_level=None) if write else open_read_only(path)
+        )
         conn.execute("SELECT COUNT(*) FROM responses").fetchone()
     except sqlite3.Error as exc:
         raise StoreCommandError(f"{path} is not a usable request store ({exc})") from exc
     return conn
-
-
-def _open_ro(path: Path) -> sqlite3.Connection:
-    """Read without writing: ``mode=ro``, else ``immutable=1`` (a read-only folder, where no WAL index can be
-    made)."""
-    uri = path.resolve().as_uri()
-    last: sqlite3.Error | None = None
-    for flags in ("mode=ro", "mode=ro&immutable=1"):
-        conn = sqlite3.connect(f"{uri}?{flags}", uri=True, timeout=30.0)
-        try:
-            conn.execute("SELECT COUNT(*) FROM responses").fetchone()
-            return conn
-        except sqlite3.Error as exc:
-            conn.close()
-            last = exc
-    assert last is not None
-    raise last
 
 
 def _groups(conn: sqlite3.Connection, key: str, label: str) -> list[dict[str, Any]]:
