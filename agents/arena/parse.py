@@ -6,12 +6,11 @@ maps it to the move and the stated probability. :func:`parse_answer` does both f
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from games.arena.rules import COOPERATE, DEFECT, Move
-from trustsim.llm.decision import InvalidAnswer, extract_json
+from trustsim.llm.decision import InvalidAnswer, extract_json, stated_number
 
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -39,27 +38,6 @@ class ParsedAnswer:
     p_error: str | None
 
 
-def parse_probability(value: Any) -> tuple[float | None, str | None]:
-    """A probability in [0, 1] from a JSON number or numeric string; (None, reason) otherwise.
-
-    Values outside [0, 1] (e.g. percentages) are rejected, never rescaled.
-    """
-    if value is None:
-        return None, "missing"
-    if isinstance(value, bool):
-        return None, "not_a_number"
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            return None, "not_a_number"
-    if not isinstance(value, int | float) or not math.isfinite(value):
-        return None, "not_a_number"
-    if not 0.0 <= value <= 1.0:
-        return None, "out_of_range"
-    return float(value), None
-
-
 def read_answer(obj: dict[str, Any]) -> ParsedAnswer:
     """The move and probability in an answer object; a bad probability alone leaves the move valid.
 
@@ -71,7 +49,7 @@ def read_answer(obj: dict[str, Any]) -> ParsedAnswer:
     reasoning = reasoning if isinstance(reasoning, str) else ""
     raw_move = obj.get("move")
     move = _MOVES.get(raw_move.strip().lower()) if isinstance(raw_move, str) else None
-    p, p_error = parse_probability(obj.get("p_opponent_cooperates"))
+    p, p_error = stated_number(obj.get("p_opponent_cooperates"))
     if move is None:
         reason = "missing_move" if raw_move is None else "bad_move"
         raise InvalidAnswer(reason, ParsedAnswer(None, p, reasoning, reason, p_error))

@@ -7,13 +7,12 @@ confidence), so the decision is recorded invalid, with the raw text, and resolve
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from games.trust_game.rules import Amount, parse_amount
-from trustsim.llm.decision import InvalidAnswer
+from trustsim.llm.decision import InvalidAnswer, stated_number
 
 ENUM_LIMIT = 200
 """Amount ranges up to this size are constrained with an enum (reliable in llama.cpp grammars)."""
@@ -46,24 +45,6 @@ def trustee_schema(received: int, asks_next: bool, reasoning_max_chars: int | No
     if asks_next:
         props["p_next_send_at_least"] = {"type": "number", "minimum": 0, "maximum": 1}
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
-
-
-def parse_number(value: Any, maximum: float) -> tuple[float | None, str | None]:
-    """A number in [0, maximum] from a JSON number or numeric string; (None, reason) otherwise (never rescaled)."""
-    if value is None:
-        return None, "missing"
-    if isinstance(value, bool):
-        return None, "not_a_number"
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            return None, "not_a_number"
-    if not isinstance(value, int | float) or not math.isfinite(value):
-        return None, "not_a_number"
-    if not 0.0 <= value <= maximum:
-        return None, "out_of_range"
-    return float(value), None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +81,8 @@ def trustor_parser(endowment: int, multiplier: int) -> Callable[[dict[str, Any]]
 
     def parse(obj: dict[str, Any]) -> Parsed:
         amount = _amount(obj, "send", endowment)
-        expected, e_err = parse_number(obj.get("expected_return"), multiplier * amount.value)
-        p, p_err = parse_number(obj.get("p_return_at_least_sent"), 1.0)
+        expected, e_err = stated_number(obj.get("expected_return"), multiplier * amount.value)
+        p, p_err = stated_number(obj.get("p_return_at_least_sent"))
         return _done(Parsed(amount, expected, p, _reasoning_text(obj), e_err, p_err))
 
     return parse
@@ -112,7 +93,7 @@ def trustee_parser(received: int, asks_next: bool) -> Callable[[dict[str, Any]],
 
     def parse(obj: dict[str, Any]) -> Parsed:
         amount = _amount(obj, "return", received)
-        p, p_err = parse_number(obj.get("p_next_send_at_least"), 1.0) if asks_next else (None, None)
+        p, p_err = stated_number(obj.get("p_next_send_at_least")) if asks_next else (None, None)
         return _done(Parsed(amount, None, p, _reasoning_text(obj), None, p_err))
 
     return parse

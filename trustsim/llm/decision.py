@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -226,6 +227,26 @@ def extract_json(text: str, keys: Sequence[str] = ()) -> dict[str, Any] | None:
     return salvage_fields(text)
 
 
+def stated_number(value: Any, maximum: float = 1.0) -> tuple[float | None, str | None]:
+    """A stated number in [0, maximum] (a probability by default) from a JSON number or numeric string;
+    ``(None, reason)`` otherwise: ``missing``, ``not_a_number`` or ``out_of_range``. Never rescaled (a
+    percentage is out of range, not divided by 100)."""
+    if value is None:
+        return None, "missing"
+    if isinstance(value, bool):
+        return None, "not_a_number"
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None, "not_a_number"
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return None, "not_a_number"
+    if not 0.0 <= value <= maximum:
+        return None, "out_of_range"
+    return float(value), None
+
+
 # -- the kit ----------------------------------------------------------------------------------------------
 def model_config(model: ModelConfig | Mapping[str, Any] | Any) -> ModelConfig:
     """A validated :class:`ModelConfig` from a config object or mapping (the ``model`` group).
@@ -396,4 +417,5 @@ __all__ = [
     "model_config",
     "required_keys",
     "salvage_fields",
+    "stated_number",
 ]
