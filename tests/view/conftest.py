@@ -96,16 +96,21 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return runs
 
 
-@pytest.fixture(scope="session")
-def site(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("view_site") / "site"
-    proc = subprocess.run(
-        [sys.executable, "-m", "analysis", "view", str(corpus), "--out", str(out)],
+def view(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m analysis view ARGS`` in the checkout."""
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", "view", *args],
         cwd=REPO,
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+@pytest.fixture(scope="session")
+def site(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("view_site") / "site"
+    proc = view(str(corpus), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "run(s)" in proc.stdout
     return out

@@ -3,16 +3,13 @@ logs, failed runs, search, reports, and a deterministic build."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 
 from analysis.view.markdown import markdown_to_html
-from tests.conftest import REPO
 
-from .conftest import INVALID_TEXT, REFERENCE_RUNS, read_data
+from .conftest import INVALID_TEXT, REFERENCE_RUNS, read_data, view
 
 
 def _index(site: Path) -> dict:
@@ -125,13 +122,7 @@ def test_reports_next_to_runs_are_embedded(site: Path) -> None:
 
 def test_build_is_deterministic(site: Path, corpus: Path, tmp_path: Path) -> None:
     again = tmp_path / "again"
-    proc = subprocess.run(
-        [sys.executable, "-m", "analysis", "view", str(corpus), "--out", str(again)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = view(str(corpus), "--out", str(again))
     assert proc.returncode == 0, proc.stderr
     first = sorted(p.relative_to(site) for p in (site / "data").rglob("*") if p.is_file())
     second = sorted(p.relative_to(again) for p in (again / "data").rglob("*") if p.is_file())
@@ -141,13 +132,7 @@ def test_build_is_deterministic(site: Path, corpus: Path, tmp_path: Path) -> Non
 
 def test_empty_or_missing_input_is_a_clear_error(tmp_path: Path) -> None:
     for args in ([str(tmp_path / "nope")], [str(tmp_path)]):
-        proc = subprocess.run(
-            [sys.executable, "-m", "analysis", "view", *args, "--out", str(tmp_path / "site")],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        proc = view(*args, "--out", str(tmp_path / "site"))
         assert proc.returncode == 2 and "Traceback" not in proc.stderr
         assert str(tmp_path) in proc.stderr
 
