@@ -42,25 +42,7 @@ def rules_text(coins: int, max_rounds: int | None) -> str:
 def announcement_text(report: RoundReport, announce_passes: bool = False) -> str:
     """A round's public announcement. Passes are listed only with ``game.announce_passes`` (the reference
     never announced them; listing the partner's "Pass" every round tells agents that D never acts)."""
-    acted = {s: a for s, a in report.actions.items() if announce_passes or a != "Pass"}
-    head = ", ".join(f"{s} {a}" for s, a in acted.items()) if acted else "no verifications or volunteers"
-    parts = [f"Round {report.round}: {head}."]
-    for v in report.verifications:
-        verb = (
-            "disagreed and opened"
-            if v.created
-            else "already endorsed"
-            if getattr(v, "already", False)
-            else "endorsed"
-        )
-        parts.append(f"{v.seat} verified Q{v.puzzle} and {verb} capsule {v.capsule}.")
-    if report.chosen_volunteer:
-        ok = "correct: the team escaped" if report.password_correct else "wrong"
-        pw = ", ".join(report.password[k] for k in sorted(report.password)) if report.password else ""
-        parts.append(f"{report.chosen_volunteer} submitted [{pw}]; password {ok}.")
-    for seat, cause in report.deaths:
-        parts.append(f"{seat} died ({cause.replace('_', ' ')}).")
-    return " ".join(parts)
+    return report.text(announce_passes)
 
 
 def state_text(obs: Observation, memory: str, history: list[str] | None = None) -> str:

@@ -135,9 +135,12 @@ class RoundReport:
     deaths: tuple[tuple[str, str], ...]  # (seat, cause)
     escaped: bool
 
-    def text(self) -> str:
-        """A compact human-readable announcement (what LLM agents read)."""
-        parts = [f"Round {self.round}: " + ", ".join(f"{s} {a}" for s, a in self.actions.items()) + "."]
+    def text(self, announce_passes: bool = True) -> str:
+        """A compact human-readable announcement (what LLM agents read); without ``announce_passes`` the
+        seats that passed are not listed."""
+        acted = {s: a for s, a in self.actions.items() if announce_passes or a != "Pass"}
+        head = ", ".join(f"{s} {a}" for s, a in acted.items()) if acted else "no verifications or volunteers"
+        parts = [f"Round {self.round}: {head}."]
         for v in self.verifications:
             verb = "disagreed and opened" if v.created else "already endorsed" if v.already else "endorsed"
             parts.append(f"{v.seat} verified Q{v.puzzle} and {verb} capsule {v.capsule}.")
