@@ -52,6 +52,9 @@ class ModelConfig:
     structured_output: str = "none"  # schema | json_object | none (how JSON answers are asked; decision kit)
     strict_schema: bool = True  # response_format json_schema "strict" (structured_output=schema only)
     reasoning_max_chars: int = 400  # cap of the "reasoning" field in the answer schema
+    # USD per million tokens {input_per_mtok, output_per_mtok}: for local/OpenAI-compatible servers and models
+    # newer than litellm's price map (trustsim.llm.pricing; preview and budget read it). None: litellm's map.
+    price: dict[str, Any] | None = None
     local: LocalModelConfig = field(default_factory=LocalModelConfig)
 
 
@@ -60,6 +63,9 @@ class LLMConfig:
     """Call-layer settings (``conf/llm/default.yaml``)."""
 
     store_path: str = "outputs/request_store.sqlite"
+    store_dir: str | None = None  # a shard directory (cluster runs): the job writes its own shard, reads all
+    budget_usd: float | None = None  # cap on spend (USD); None = no cap
+    budget_scope: str = "job"  # job: this job's spend; store: all spend recorded in the store (a sweep)
     cache: bool = True  # serve stored responses; False re-sends (and overwrites) every request
     replay_only: bool = False  # fail instead of sending a request that is not in the store
     max_concurrency: int = 8
@@ -168,6 +174,29 @@ def _check_env_name(name: str, key: str) -> None:
         )
 
 
+PRICE_KEYS = ("input_per_mtok", "output_per_mtok")
+
+
+def _check_price(price: dict[str, Any], key: str) -> dict[str, float]:
+    """``price: {input_per_mtok, output_per_mtok}``: both present, numbers >= 0 (USD per million tokens)."""
+    from trustsim.schema import unknown_key
+
+    for name in price:
+        if name not in PRICE_KEYS:
+            raise unknown_key(f"{key}.", str(name), PRICE_KEYS)
+    out: dict[str, float] = {}
+    for name in PRICE_KEYS:
+        if name not in price:
+            raise ConfigError(f"{key}.{name}", "missing (USD per million tokens, e.g. 1.25)")
+        value = price[name]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise ConfigError(
+                f"{key}.{name}", f"expected a number >= 0 (USD per million tokens), got {value!r}"
+            )
+        out[name] = float(value)
+    return out
+
+
 def parse_model_config(cfg: Any, key: str = "model") -> ModelConfig:
     """Validate a ``model`` group config (DictConfig or dict) into a :class:`ModelConfig`."""
     data = _to_plain(cfg, key)
@@ -196,6 +225,8 @@ def parse_model_config(cfg: Any, key: str = "model") -> ModelConfig:
             _check_params(getattr(model, group), f"{key}.{group}")
     if model.prompt is not None and model.prompt not in ("reference", "trustsim"):
         raise ConfigError(f"{key}.prompt", f"must be reference, trustsim or null, got {model.prompt!r}")
+    if model.price is not None:
+        model.price = _check_price(model.price, f"{key}.price")
     if model.local.n_ctx < 512:
         raise ConfigError(f"{key}.local.n_ctx", "must be at least 512")
     if model.reasoning_max_chars < 0:
@@ -230,4 +261,10 @@ def parse_llm_config(cfg: Any, key: str = "llm") -> LLMConfig:
         raise ConfigError(f"{key}.backoff_seed", "must be >= 0")
     if not llm.store_path:
         raise ConfigError(f"{key}.store_path", "must not be empty")
+    if llm.store_dir is not None and not llm.store_dir.strip():
+        raise ConfigError(f"{key}.store_dir", "must not be empty (null = use llm.store_path)")
+    if llm.budget_usd is not None and llm.budget_usd <= 0:
+        raise ConfigError(f"{key}.budget_usd", f"must be > 0 (null = no cap), got {llm.budget_usd}")
+    if llm.budget_scope not in ("job", "store"):
+        raise ConfigError(f"{key}.budget_scope", f"must be job or store, got {llm.budget_scope!r}")
     return llm

@@ -27,6 +27,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
@@ -92,6 +93,21 @@ class Answer(Generic[T]):
     @property
     def valid(self) -> bool:
         return self.invalid_reason is None
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """What a :meth:`DecisionKit.decide` call asks for: set in :data:`CURRENT_ASK` while its request is
+    completed, so a stand-in transport (``trustsim.preview``) can answer in the right shape."""
+
+    format: str
+    schema: Mapping[str, Any] | None
+    name: str
+    purpose: str
+    parse: Callable[[Any], Any]
+
+
+CURRENT_ASK: ContextVar[Ask | None] = ContextVar("trustsim_current_ask", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,7 +393,11 @@ class DecisionKit:
         req = self.request(
             messages, schema=schema, format=format, name=name, sample=sample, purpose=purpose, params=params
         )
-        resp = await self.client.complete(req)
+        token = CURRENT_ASK.set(Ask(format, schema, name, purpose, parse))
+        try:
+            resp = await self.client.complete(req)
+        finally:
+            CURRENT_ASK.reset(token)
         text = resp.text or ""
         value: Any = None
         reason: str | None = None
@@ -408,7 +428,9 @@ class DecisionKit:
 
 
 __all__ = [
+    "CURRENT_ASK",
     "Answer",
+    "Ask",
     "DecisionKit",
     "Decoding",
     "InvalidAnswer",

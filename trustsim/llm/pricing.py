@@ -1,0 +1,73 @@
+"""What a model's tokens cost: the model config's ``price``, else litellm's price map; local models are free.
+
+``price_of(model)`` gives a :class:`Price` in USD per million tokens, or None when nothing is known (a
+model newer than litellm's map, an OpenAI-compatible server without ``price``). The price map is litellm's
+bundled copy (``LITELLM_LOCAL_MODEL_COST_MAP=True``): no network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from trustsim.llm.config import ModelConfig
+
+MTOK = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """USD per million input (prompt) and output (completion) tokens, and where the figures come from:
+    ``config`` (``model.price``), ``litellm`` (its price map, under ``entry``) or ``local`` (free)."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+    source: str
+    entry: str | None = None
+
+    def cost(self, prompt_tokens: float, completion_tokens: float) -> float:
+        """USD for these token counts."""
+        return (prompt_tokens * self.input_per_mtok + completion_tokens * self.output_per_mtok) / MTOK
+
+
+def price_of(model: ModelConfig) -> Price | None:
+    """The model's price: ``model.price``; free for the embedded model (``provider: local``); litellm's
+    price map for ``model.litellm_model``; None when unknown."""
+    if model.price is not None:
+        return Price(float(model.price["input_per_mtok"]), float(model.price["output_per_mtok"]), "config")
+    if model.provider == "local":
+        return Price(0.0, 0.0, "local")
+    entry = map_entry(model.litellm_model)
+    if entry is None:
+        return None
+    name, info = entry
+    return Price(
+        float(info.get("input_cost_per_token") or 0.0) * MTOK,
+        float(info.get("output_cost_per_token") or 0.0) * MTOK,
+        "litellm",
+        name,
+    )
+
+
+def map_entry(litellm_model: str) -> tuple[str, dict[str, Any]] | None:
+    """litellm's price-map entry of a model id (``openai/gpt-5.1-2025-11-13`` → ``gpt-5.1-2025-11-13``):
+    the id itself, then the id without its provider prefix, when that entry belongs to the same provider."""
+    from trustsim.llm.transport import get_litellm
+
+    costs: dict[str, Any] = get_litellm().model_cost
+    provider, _, bare = litellm_model.partition("/")
+    for name in (litellm_model, bare):
+        info = costs.get(name)
+        if not isinstance(info, dict) or "input_cost_per_token" not in info:
+            continue
+        owner = str(info.get("litellm_provider") or "")
+        if name == litellm_model or not owner or owner.startswith(provider) or provider.startswith(owner):
+            return name, info
+    return None
+
+
+def max_output_tokens(litellm_model: str) -> int | None:
+    """The model's output-token limit from litellm's map (None when unknown)."""
+    entry = map_entry(litellm_model)
+    value = entry[1].get("max_output_tokens") if entry else None
+    return int(value) if isinstance(value, int | float) and value > 0 else None
