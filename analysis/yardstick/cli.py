@@ -1,0 +1,173 @@
+"""``python -m analysis yardstick DIR... --out OUT [--reference]``: the normative yardstick's tables and report."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from analysis.cli_options import add_common_options
+from analysis.yardstick.model import VARIANTS
+from analysis.yardstick.score import LABEL
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0 (got {value})")
+    return value
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 (got {value})")
+    return value
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the ``yardstick`` subcommand."""
+    p = subparsers.add_parser(
+        "yardstick",
+        help="escape-room decisions against a normative model: expected value per action, regret, protective "
+        "verifications (a model-based yardstick, not the exact optimum of the game)",
+        description=(
+            "Score every escape-room decision of the seats under test against the yardstick's reference model "
+            f"({LABEL}): Beta beliefs per partner from public evidence, the death risks of passing and of "
+            "volunteering, the coin a verification costs. Writes decisions.csv, summary.csv, validation.csv "
+            "(Monte Carlo check) and report.md. See docs/yardstick.md."
+        ),
+    )
+    add_common_options(
+        p, resamples=2000, dirs_help="run, sweep or reference-log directory", dirs_optional=True
+    )
+    p.add_argument(
+        "--reference",
+        action="store_true",
+        help="also score the reference study's logs shipped with trustsim (escape-room-v2, MIT licence)",
+    )
+    p.add_argument(
+        "--variant",
+        choices=VARIANTS,
+        default="team",
+        help="how a verification round's elimination risk is counted (default team; see docs/yardstick.md)",
+    )
+    p.add_argument("--prior-alpha", type=_positive_float, default=1.0, help="Beta prior alpha (default 1)")
+    p.add_argument("--prior-beta", type=_positive_float, default=1.0, help="Beta prior beta (default 1)")
+    p.add_argument(
+        "--mc-decisions",
+        type=_count,
+        default=200,
+        help="decisions whose expected values are re-estimated by Monte Carlo in validation.csv (default 200; 0: none)",
+    )
+    p.add_argument(
+        "--mc-sims",
+        type=_count,
+        default=20_000,
+        help="simulated games per action in that check (default 20000)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=run)
+
+
+def _fmt(est: float, low: float, high: float, digits: int = 3) -> str:
+    if est is None or (isinstance(est, float) and math.isnan(est)):
+        return "n/a"
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return f"{est:.{digits}f} (no interval)"
+    return f"{est:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def report_text(
+    tables: dict[str, pd.DataFrame], variant: str, prior: tuple[float, float], level: float
+) -> str:
+    """``report.md``: what the yardstick is, the summary table and the Monte Carlo check."""
+    summary, validation = tables["summary"], tables["validation"]
+    lines = [
+        "# Escape-room yardstick",
+        "",
+        f"**A {LABEL}.** Reference model: variant `{variant}`, Beta({prior[0]:g}, {prior[1]:g}) prior per "
+        "partner updated from public evidence, verifiers taken as exact, a verification costs one coin, passing "
+        "risks this round's elimination (1/alive), volunteering risks the password being wrong. Unit: expected "
+        "score in coins (coins kept if the team escapes with the seat alive, else 0). Regret = best minus "
+        "chosen expected score; a verification is *protective* when its expected value exceeds that of the best "
+        "action without a verification, else *ritual*. See docs/yardstick.md.",
+        "",
+        f"Intervals: {level:.0%} cluster bootstrap (cluster: the game for memoryless runs, the session otherwise).",
+        "",
+        "| source | model | agent | schedule | memory | decisions | mean regret | best share | verifications "
+        "| protective share |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for _, r in summary.iterrows():
+        lines.append(
+            f"| {r['source']} | {r['model']} | {r['agent']} | {r['schedule']} | {r['memory']} | "
+            f"{r['n_decisions']} | {_fmt(r['regret_mean'], r['regret_low'], r['regret_high'])} | "
+            f"{r['best_share']:.2f} | {r['n_verifications']} | "
+            f"{_fmt(r['protective_share'], r['protective_low'], r['protective_high'])} |"
+        )
+    lines.append("")
+    if validation.empty:
+        lines.append("Monte Carlo check: not run (--mc-decisions 0).")
+    else:
+        z = validation["z"].abs()
+        lines.append(
+            f"Monte Carlo check: {len(validation)} expected values of {validation[['run_id', 'session', 'game', 'round', 'seat']].drop_duplicates().shape[0]} "
+            f"decisions re-estimated from {int(validation['n_sims'].iloc[0])} simulated games each; "
+            f"max |z| = {z.max():.2f}, share with |z| > 3: {(z > 3).mean():.3f} (validation.csv)."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute the yardstick; returns the exit code."""
+    from analysis.yardstick.pipeline import analyse_paths
+
+    def say(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    t0 = time.perf_counter()
+    dirs = list(args.dirs)
+    if args.reference:
+        from analysis.reference_data import ReferenceDataError, reference_dir
+
+        try:
+            dirs.append(reference_dir())
+        except ReferenceDataError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        say(f"reference logs: {dirs[-1]}")
+    if not dirs:
+        print("error: give run, sweep or reference-log directories (DIR...) or --reference", file=sys.stderr)
+        return 2
+    prior = (args.prior_alpha, args.prior_beta)
+    tables, loaded = analyse_paths(
+        dirs,
+        include_incomplete=args.include_incomplete,
+        prior=prior,
+        variant=args.variant,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        level=args.level,
+        mc_decisions=args.mc_decisions,
+        mc_sims=args.mc_sims,
+        say=say,
+    )
+    for path, why in loaded.excluded:
+        say(f"excluded {path}: {why}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, df in tables.items():
+        df.to_csv(out / f"{name}.csv", index=False, lineterminator="\n")
+    (out / "report.md").write_text(report_text(tables, args.variant, prior, args.level), encoding="utf-8")
+    say(
+        f"scored {len(tables['decisions'])} decisions in {len(tables['summary'])} cell(s); wrote {out} "
+        f"in {time.perf_counter() - t0:.1f} s ({LABEL})"
+    )
+    return 0

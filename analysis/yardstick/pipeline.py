@@ -1,0 +1,87 @@
+"""Load escape-room runs (run, sweep or reference-log directories) and score them: the yardstick's tables."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.rundirs import DataWarning, RunDirError, discover_runs
+from analysis.yardstick.score import DECISION_COLUMNS, score_runs
+from analysis.yardstick.summary import summarise, validate
+from analysis.yardstick.traces import RunTrace, engine_trace, iter_reference_traces
+
+
+@dataclass
+class Loaded:
+    """The runs found, and what was set aside (path, reason)."""
+
+    runs: list[RunTrace] = field(default_factory=list)
+    excluded: list[tuple[str, str]] = field(default_factory=list)
+
+
+def load(paths: Iterable[str | Path], *, include_incomplete: bool = False) -> Loaded:
+    """Every escape-room run under ``paths``: trustsim run/sweep directories (through the one reader) and
+    folders of the reference study's logs (``experiment_settings.json`` + ``game_*.json``)."""
+    from analysis.trust.reference import ReferenceLogError
+
+    out = Loaded()
+    paths = [Path(p) for p in paths]
+    found = discover_runs(paths, include_incomplete=include_incomplete, game="escape_room")
+    out.excluded += [(str(p), why) for p, why in found.excluded]
+    for run in found.runs:
+        trace = engine_trace(run)
+        if trace.games:
+            out.runs.append(trace)
+        else:
+            out.excluded.append((str(run.path), "no game with intact events"))
+    for root in paths:
+        try:
+            for trace in iter_reference_traces(root):
+                out.runs.append(trace)
+        except ReferenceLogError as exc:
+            warnings.warn(f"{exc}; skipped that reference run", DataWarning, stacklevel=2)
+    if not out.runs:
+        detail = "; ".join(f"{p}: {why}" for p, why in out.excluded[:3])
+        raise RunDirError(
+            "no escape-room run or reference-log directory with games under "
+            + ", ".join(str(p) for p in paths)
+            + (f" ({detail})" if detail else "")
+        )
+    return out
+
+
+def decisions_table(runs: list[RunTrace], *, prior: tuple[float, float], variant: str) -> pd.DataFrame:
+    """Every scored decision, in a stable order (source, run, session, game, round, seat)."""
+    df = pd.DataFrame(score_runs(runs, prior, variant), columns=DECISION_COLUMNS)
+    if df.empty:
+        return df
+    df["target"] = df["target"].astype("Int64")
+    df = df.sort_values(["source", "run_id", "session", "game", "round", "seat"], kind="stable")
+    return df.reset_index(drop=True)
+
+
+def analyse_paths(
+    paths: Iterable[str | Path],
+    *,
+    include_incomplete: bool = False,
+    prior: tuple[float, float] = (1.0, 1.0),
+    variant: str = "team",
+    n_resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+    mc_decisions: int = 200,
+    mc_sims: int = 20_000,
+    say: Callable[[str], None] = lambda _: None,
+) -> tuple[dict[str, pd.DataFrame], Loaded]:
+    """The yardstick's tables (``decisions``, ``summary``, ``validation``) for every run under ``paths``."""
+    loaded = load(paths, include_incomplete=include_incomplete)
+    n_games = sum(len(r.games) for r in loaded.runs)
+    say(f"scoring {n_games} games of {len(loaded.runs)} run(s) ...")
+    decisions = decisions_table(loaded.runs, prior=prior, variant=variant)
+    summary = summarise(decisions, n_resamples=n_resamples, seed=seed, level=level)
+    validation = validate(decisions, n_decisions=mc_decisions, n_sims=mc_sims, seed=seed)
+    return {"decisions": decisions, "summary": summary, "validation": validation}, loaded
