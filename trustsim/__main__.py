@@ -16,6 +16,7 @@ from omegaconf import DictConfig
 from trustsim.config import conf_dir, to_container
 from trustsim.errors import ConfigError
 from trustsim.job import _fail_early, run_job
+from trustsim.preview.argv import preview_argv, preview_requested
 from trustsim.rundir import RunDirBusy, claim_from_argv
 from trustsim.secrets import refuse_secret_overrides
 from trustsim.sweep import check_group_choices, exit_unwritable, register_resolvers
@@ -44,6 +45,8 @@ def _job(cfg: DictConfig) -> int:
 
 def main() -> None:
     refuse_secret_overrides(sys.argv[1:])  # before Hydra saves the overrides to disk
+    if preview_requested(sys.argv[1:]):  # a preview writes under outputs/previews/, never a run directory
+        sys.argv[1:] = preview_argv(sys.argv[1:])
     check_group_choices(sys.argv[1:], Path(CONF_DIR))  # an unknown option: exit 2 before anything is written
     try:  # a named run directory is locked before Hydra writes .hydra/ there (the job takes the lock over)
         lock = claim_from_argv(sys.argv[1:])

@@ -21,7 +21,7 @@ from trustsim.schema import check_section, opt, unknown_key
 from trustsim.seeding import stable_hash
 
 # Keys that change how a run executes but not what it computes (left out of the config hash).
-NON_SEMANTIC_KEYS = ("hydra", "llm", "progress")
+NON_SEMANTIC_KEYS = ("hydra", "llm", "progress", "preview")
 GROUPS = ("game", "agent", "model", "memory", "schedule", "llm")
 
 
@@ -33,6 +33,7 @@ class RootOptions:
     seed: int = opt(0, min=0)
     runs: int = opt(1, min=1)
     progress: Literal["auto", True, False] = "auto"
+    preview: bool = False  # play with a stand-in model, send nothing, print requests/tokens/cost (trustsim.preview)
 
 
 @dataclass

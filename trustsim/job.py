@@ -145,6 +145,10 @@ def run_job(cfg: dict[str, Any], run_dir: Path, overrides: list[str] | None = No
     0 complete, 2 configuration error, 3 run failure (resumable), 1 unexpected error, 5 run directory in use
     by another job (nothing written), 130 interrupted."""
     run_dir = Path(run_dir)
+    if cfg.get("preview") is True:  # send nothing; print requests, tokens, cost; no lock, manifest or table
+        from trustsim.preview import run_preview
+
+        return run_preview(cfg, run_dir, overrides)
     try:
         lock, notes = open_run_dir(run_dir)
     except RunDirBusy as exc:

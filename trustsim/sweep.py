@@ -128,6 +128,12 @@ class SweepReport(Callback):
         sweep_dir = Path(str(config.hydra.sweep.dir))
         if not sweep_dir.is_dir():
             return
+        if config.get("preview") is True:  # a previewed sweep: the total of its jobs' estimates
+            from trustsim.preview import sweep_total
+
+            if sweep_total(sweep_dir):
+                sys.exit(1)
+            return
         rows = read_jobs(sweep_dir)
         with (sweep_dir / JOBS_FILE).open("w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=["job", "dir", "overrides", "status", "run_id", "failure"])

@@ -1,0 +1,206 @@
+"""Preview (``preview=true``): nothing is sent, no key is needed, no store row or run directory is written,
+and the requests, tokens and cost it reports are the real run's."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trustsim import api
+from trustsim.llm.fake_server import FakeServer
+from trustsim.preview import Estimate, estimate
+
+REPO = Path(__file__).resolve().parents[2]
+PRICE = "model.price={input_per_mtok: 2.0, output_per_mtok: 8.0}"
+
+
+def fake_model(server: FakeServer, *extra: str) -> list[str]:
+    """A model config pointing at the counting fake server, with a declared price."""
+    return ["agent=llm", "model=openai_compatible", f"model.api_base={server.api_base}", f"+{PRICE}", *extra]
+
+
+def rows(store: Path) -> int:
+    if not store.exists():
+        return 0
+    with sqlite3.connect(store) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+
+def test_preview_sends_nothing_to_a_counting_server_and_prices_the_requests(tmp_path: Path) -> None:
+    store = tmp_path / "store.sqlite"
+    with FakeServer() as server:
+        cfg = api.compose(
+            "mid2strike",
+            [*fake_model(server), "game.games=2", f"llm.store_path={store}", "agent.prompt=trustsim"],
+        )
+        est = estimate(cfg)
+        assert server.requests == []  # the counting server received nothing
+    assert not store.exists()  # no store created, no row written
+    assert est.requests == est.decisions > 0 and est.cached == 0 and est.to_send == est.requests
+    assert est.invalid == 0
+    assert est.prompt_tokens > 0 and est.completion_tokens > 0
+    assert est.game_length == "range"
+    assert est.requests_low == 2 * 3  # an escape in each game's first round: three LLM seats decide once
+    assert est.cost_high == pytest.approx((est.prompt_tokens * 2.0 + est.completion_tokens_high * 8.0) / 1e6)
+    assert est.cost_low == pytest.approx(
+        (est.prompt_tokens_low * 2.0 + est.completion_tokens_low * 8.0) / 1e6
+    )
+    assert 0 < est.cost_low < est.cost_high
+
+
+def test_preview_of_a_finished_run_finds_every_request_in_the_store_and_touches_no_row(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store.sqlite"
+    with FakeServer() as server:
+        overrides = [*fake_model(server), "game.games=2", f"llm.store_path={store}", "agent.prompt=trustsim"]
+        result = api.run("mid2strike", overrides, tmp_path / "run")
+        assert result.exit_code == 0
+        sent = len(server.requests)
+        stored, mtime = rows(store), store.stat().st_mtime_ns
+        est = estimate(api.compose("mid2strike", overrides))
+        assert len(server.requests) == sent  # nothing more was sent
+    assert rows(store) == stored and store.stat().st_mtime_ns == mtime
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    calls = manifest["llm"]["calls_sent"] + manifest["llm"]["cache_hits"]
+    # The preview follows the stored answers, so it asks exactly the run's requests, all of them free.
+    assert est.requests == calls and est.cached == manifest["llm"]["calls_sent"]
+    assert est.to_send == 0 and est.prompt_tokens == 0 and est.cost_high == 0
+
+
+def test_the_stand_in_renders_the_real_requests(tmp_path: Path) -> None:
+    """The preview's requests have the keys of the real run's: a run after the preview finds none stored,
+    and a second preview after the run finds every one of the first preview's requests stored."""
+    store = tmp_path / "store.sqlite"
+    with FakeServer(
+        reply='{"action": "pass", "confidence": {"Q1": 1.0, "Q2": 1.0, "Q3": 1.0, "Q4": 1.0}, '
+        '"reasoning": "preview stand-in answer"}'
+    ) as server:
+        overrides = [
+            *fake_model(server, "model.structured_output=schema"),
+            "game.games=1",
+            f"llm.store_path={store}",
+            "agent.prompt=trustsim",
+        ]
+        before = estimate(api.compose("mid2strike", overrides))
+        assert api.run("mid2strike", overrides, tmp_path / "run").exit_code == 0
+        after = estimate(api.compose("mid2strike", overrides))
+    assert after.cached == len(server.requests) > 0
+    assert before.requests == after.requests
+
+
+@pytest.mark.parametrize(
+    ("experiment", "overrides"),
+    [
+        ("mid2strike", ["game.games=2", "agent.prompt=reference"]),
+        (
+            "mid2strike",
+            [
+                "game.games=2",
+                "agent.prompt=trustsim",
+                "model.structured_output=schema",
+                "game.verifier=llm",
+                "game.own_answer=llm",
+                "memory=reflection",
+            ],
+        ),
+        ("reliance_pairs", []),
+        ("ipd", []),
+        ("trust_game", ["game.pairs=4"]),
+        ("trust_game_repeated", ["game.pairs=2", "model.structured_output=json_object"]),
+    ],
+)
+def test_every_game_family_previews_with_valid_stand_in_answers(
+    tmp_path: Path, experiment: str, overrides: list[str]
+) -> None:
+    with FakeServer() as server:
+        cfg = api.compose(
+            experiment, [*fake_model(server), f"llm.store_path={tmp_path / 's.sqlite'}", *overrides]
+        )
+        est = estimate(cfg)
+        assert server.requests == []
+    assert est.requests > 0 and est.decisions > 0 and est.invalid == 0
+    assert est.prompt_tokens > 0 and est.cost_high is not None and est.cost_high > 0
+    if experiment.startswith("trust_game"):  # the responder is asked only when something was sent
+        assert est.game_length == "range" and 0 < est.requests_low < est.requests
+    elif experiment in ("reliance_pairs", "ipd"):
+        assert est.game_length == "fixed" and est.requests_low == est.requests
+
+
+def test_a_local_model_costs_nothing_and_a_model_without_price_is_unknown(tmp_path: Path) -> None:
+    store = f"llm.store_path={tmp_path / 's.sqlite'}"
+    local = estimate(api.compose("mid2strike", ["agent=llm", "model=smollm2", "game.games=1", store]))
+    assert local.requests > 0 and local.cost_low == local.cost_high == 0.0
+    unpriced = estimate(api.compose("mid2strike", ["agent=llm", "model=ollama", "game.games=1", store]))
+    assert unpriced.requests > 0 and unpriced.cost_low is None and unpriced.cost_high is None
+    assert "set model.price" in unpriced.prices[0]
+    scripted = estimate(api.compose("mid2strike", ["agent=bayes"]))
+    assert scripted.requests == 0 and scripted.cost_high == 0.0
+
+
+def test_estimates_add_up_and_survive_json() -> None:
+    a = Estimate(
+        decisions=3,
+        requests=4,
+        cached=1,
+        prompt_tokens=10,
+        completion_tokens=5,
+        cost_low=0.1,
+        cost_high=0.5,
+        game_length="range",
+        prices=("a",),
+    )
+    b = Estimate(
+        decisions=1,
+        requests=1,
+        prompt_tokens=2,
+        completion_tokens=1,
+        cost_low=None,
+        cost_high=None,
+        prices=("b",),
+    )
+    total = a + b
+    assert (total.decisions, total.requests, total.cached, total.jobs) == (4, 5, 1, 2)
+    assert total.cost_low is None and total.game_length == "range" and total.prices == ("a", "b")
+    assert Estimate.from_dict(json.loads(json.dumps(a.to_dict()))) == a
+
+
+def test_cli_preview_of_a_sweep_needs_no_key_and_writes_no_run(tmp_path: Path) -> None:
+    """The issue's command, cut to two seeds: no key set, nothing sent, a total printed."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trustsim",
+            "-m",
+            "+experiment=smooth,1strike",
+            "model=gpt-5.1",
+            "seed=range(2)",
+            "preview=true",
+            "progress=false",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout
+    assert out.count("trustsim: preview (nothing sent) of") == 4
+    assert "preview total over 4 jobs" in out
+    assert "cost $" in out and "price gpt-5.1: $1.25 in / $10 out per Mtok" in out
+    assert "requests 132–" in out  # 4 jobs × 11 games × 3 seats at the least
+    outputs = tmp_path / "outputs"
+    assert sorted(p.name for p in outputs.iterdir()) == ["previews"]  # no runs, sweeps or request store
+    jobs = list(outputs.glob("previews/*/*/*/preview.json"))
+    assert len(jobs) == 4
+    assert all(json.loads(p.read_text())["status"] == "complete" for p in jobs)

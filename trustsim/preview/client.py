@@ -1,0 +1,166 @@
+"""The preview's LLM client: the real :class:`~trustsim.llm.LLMClient` over a stand-in transport.
+
+Requests are built, routed and keyed by the real client (the same messages, generation settings and
+``response_format`` a run sends), looked up in the request store read-only (a stored answer is served, as in
+a real run, and is free), and otherwise answered by the stand-in (:mod:`trustsim.preview.standin`), which
+counts their tokens and never sends anything. No key is read, no store row is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trustsim.llm.client import LLMClient
+from trustsim.llm.config import LLMConfig, ModelConfig
+from trustsim.llm.decision import CURRENT_ASK
+from trustsim.llm.pricing import max_output_tokens
+from trustsim.llm.store import RequestStore, StoredResponse
+from trustsim.llm.transport import CallResult
+from trustsim.llm.types import ChatRequest, ChatResponse
+from trustsim.preview import standin
+
+# The round being played in the current task (set by the preview's recorder from ``round_start`` events;
+# None between games): which requests a shorter game would not make.
+CURRENT_ROUND: ContextVar[int | None] = ContextVar("trustsim_preview_round", default=None)
+_LAST_CALL: ContextVar[CallInfo | None] = ContextVar("trustsim_preview_call", default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class CallInfo:
+    """What the stand-in counted for one request it answered."""
+
+    prompt_tokens: int
+    completion_min: int  # the stand-in answer's tokens
+    completion_est: int  # from the schema, else the token cap
+    completion_cap: int  # the token cap, else the estimate
+    basis: str  # schema | max_tokens | stand-in
+    valid: bool  # the kit's parser accepted the stand-in answer
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request of a previewed job."""
+
+    purpose: str
+    name: str
+    round: int | None
+    source: str  # store (already stored: free) | repeat (asked earlier in this preview: free) | send
+    call: CallInfo | None  # counts, for requests to send
+
+
+class LookupStore:
+    """A read-only view of the request store: stored answers are found by the client's key; the stand-in's
+    answers are kept in memory only (a repeated request is served as a real run's store would serve it)."""
+
+    def __init__(self, path: Path, *, sharded: bool = False) -> None:
+        self.path = path
+        self._store: Any = None
+        try:
+            if sharded:  # llm.store_dir: every shard, read-only (no shard claimed, no lock)
+                from trustsim.llm import store as stores
+
+                if path.is_dir():
+                    self._store = stores.ShardedStore(path, read_only=True)
+            elif path.is_file():
+                self._store = RequestStore(path, read_only=True)
+        except (OSError, sqlite3.Error):
+            self._store = None  # nothing readable there: every request counts as to send
+        self._memory: dict[str, StoredResponse] = {}
+        self.stored_hits: set[str] = set()
+
+    def get(self, key: str, canonical: str | None = None) -> StoredResponse | None:
+        if key in self._memory:
+            return self._memory[key]
+        found = None
+        if self._store is not None:
+            found = self._store.get(key) if canonical is None else self._store.get(key, canonical)
+        if found is not None:
+            self.stored_hits.add(key)
+        return found
+
+    def spend(self, job: str | None = None) -> float:
+        return 0.0  # a preview spends nothing (llm.budget_usd never stops it)
+
+    def put(self, key: str, *, response: StoredResponse, **row: Any) -> None:
+        self._memory[key] = response
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+class StandIn:
+    """A transport that never sends: answers with a stand-in and counts tokens (litellm's counter)."""
+
+    def __init__(self, model: ModelConfig) -> None:
+        self.limit = max_output_tokens(model.litellm_model)
+
+    async def __call__(
+        self, model: str, messages: list[dict[str, Any]], params: dict[str, Any], **_: Any
+    ) -> CallResult:
+        ask = CURRENT_ASK.get()
+        text, valid = standin.answer(ask, params)
+        prompt = standin.count_messages(model, messages, params)
+        low = standin.count_text(model, text)
+        cap = standin.token_cap(params, self.limit)
+        by_schema = standin.schema_tokens(model, ask)
+        if by_schema is not None:
+            est, basis = (min(by_schema, cap) if cap else by_schema), "schema"
+        elif cap is not None:
+            est, basis = cap, "max_tokens"
+        else:
+            est, basis = low, "stand-in"
+        _LAST_CALL.set(CallInfo(prompt, low, est, max(cap or est, low), basis, valid))
+        return CallResult(text, prompt, low, 0.0, 0.0)
+
+
+class PreviewClient(LLMClient):
+    """The job's client in a preview: records every request (purpose, round, stored or to send)."""
+
+    def __init__(self, model: ModelConfig, llm: LLMConfig, store_path: Path) -> None:
+        keyless = dataclasses.replace(model, api_key_env=None, headers_env={})  # keys are not part of a key
+        calm = dataclasses.replace(llm, replay_only=False, requests_per_minute=None, max_retries=0)
+        if hasattr(calm, "budget_usd"):
+            calm = dataclasses.replace(calm, budget_usd=None)  # a preview sends nothing: no cap applies
+        sharded = getattr(llm, "store_dir", None) is not None
+        super().__init__(keyless, calm, LookupStore(store_path, sharded=sharded), transport=StandIn(model))
+        self.requests: list[Request] = []
+
+    async def complete(self, req: ChatRequest) -> ChatResponse:
+        ask = CURRENT_ASK.get()
+        token = _LAST_CALL.set(None)
+        try:
+            resp = await super().complete(req)
+            call = _LAST_CALL.get()
+        finally:
+            _LAST_CALL.reset(token)
+        if not resp.cached:
+            source = "send"
+        else:
+            hits = self.store.stored_hits if isinstance(self.store, LookupStore) else set()
+            source = "store" if self.key(req) in hits else "repeat"
+        self.requests.append(
+            Request(
+                req.purpose,
+                ask.name if ask else "",
+                CURRENT_ROUND.get(),
+                source,
+                call if not resp.cached else None,
+            )
+        )
+        return resp
+
+
+def preview_client(model: ModelConfig, llm: LLMConfig, base_dir: Path | None = None) -> PreviewClient:
+    """The preview client of one model, looking up ``llm.store_path`` (relative to ``base_dir`` or the
+    working directory, as :func:`trustsim.llm.build_client` resolves it)."""
+    path = Path(getattr(llm, "store_dir", None) or llm.store_path).expanduser()
+    if not path.is_absolute():
+        path = Path(base_dir or Path.cwd()) / path
+    return PreviewClient(model, llm, path)

@@ -1,0 +1,219 @@
+"""What a job (or a sweep) would ask and cost: :class:`Estimate`, built from a preview's requests.
+
+Where a game's length depends on the model's choices the figures are a range:
+
+- escape room: a game ends on an escape or when every seat is dead. The stand-in passes every round, so its
+  games run their full length (the upper figures); the lower figures keep only each game's first round (an
+  escape in round 1), dropping the later rounds' decisions and verifications;
+- trust game: the responder is asked only when the sender sent something. The stand-in sends the whole
+  endowment (upper); the lower figures drop the responders' requests (nothing sent).
+
+Other games (reliance, arena) ask a fixed number of questions. Costs are always a range: the low cost counts
+the lower requests with the stand-in's short answers, the high cost every request with its completion-token
+cap (``max_tokens`` / ``max_completion_tokens``; hidden reasoning tokens are billed as completion tokens).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from trustsim.llm.pricing import Price
+from trustsim.preview.client import Request
+
+LENGTH_NOTES = {
+    "escape_room": "games end on an escape or when every seat is dead: full-length games (the stand-in "
+    "passes every round) above, an escape in every game's first round below",
+    "trust_game": "a responder is asked only when the sender sent something: everything sent above, "
+    "nothing sent below",
+}
+
+
+def optional(game: str, req: Request) -> bool:
+    """Whether the shortest play of ``game`` would not make this request (see the module docstring)."""
+    if game == "escape_room":
+        return req.purpose in ("decision", "solve") and (req.round or 1) > 1
+    if game == "trust_game":
+        return req.name == "trust_game_return"
+    return False
+
+
+@dataclass
+class Estimate:
+    """Requests, tokens and cost of one job or a sum of jobs (``a + b``). Upper figures unless ``_low``.
+
+    Attributes:
+        decisions: LLM decisions asked (requests with purpose ``decision``), stored ones included.
+        requests: every LLM request (decisions, verifications, own answers, reflections).
+        cached: requests already in the request store (free).
+        repeats: requests repeating an earlier one of the same job (free: the store serves them).
+        prompt_tokens: prompt tokens of the requests to send (litellm's token counter).
+        completion_tokens: estimated completion tokens of the requests to send (``completion_basis``).
+        cost_low, cost_high: USD; None when a model's price is unknown (set ``model.price``).
+        decisions_low, requests_low, prompt_tokens_low, completion_tokens_low: the shortest play (equal to
+            the upper figures where the game's length is fixed), with the stand-in's answers.
+        completion_tokens_high: every request to send at its completion-token cap.
+        completion_basis: how ``completion_tokens`` was estimated: ``schema`` (the longest answer the
+            answer schema allows), ``max_tokens`` (the request's cap) or both.
+        game_length: ``fixed`` or ``range`` (the game's length depends on the model's choices).
+        invalid: stand-in answers the kit's parser refused (0 in every shipped game).
+        jobs: jobs summed; prices: one line per model priced.
+    """
+
+    decisions: int = 0
+    requests: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_low: float | None = 0.0
+    cost_high: float | None = 0.0
+    repeats: int = 0
+    decisions_low: int = 0
+    requests_low: int = 0
+    prompt_tokens_low: int = 0
+    completion_tokens_low: int = 0
+    completion_tokens_high: int = 0
+    cost_estimate: float | None = 0.0
+    completion_basis: tuple[str, ...] = ()
+    game_length: str = "fixed"
+    notes: tuple[str, ...] = ()
+    prices: tuple[str, ...] = ()
+    invalid: int = 0
+    jobs: int = 1
+    failed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def to_send(self) -> int:
+        return self.requests - self.cached - self.repeats
+
+    def __add__(self, other: Estimate) -> Estimate:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if f.name.startswith("cost_"):
+                out[f.name] = None if a is None or b is None else a + b
+            elif f.name == "game_length":
+                out[f.name] = "range" if "range" in (a, b) else "fixed"
+            elif f.name == "extra":
+                out[f.name] = {}
+            elif isinstance(a, tuple):
+                out[f.name] = tuple(dict.fromkeys((*a, *b)))
+            else:
+                out[f.name] = a + b
+        return Estimate(**out)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["to_send"] = self.to_send
+        for key in ("completion_basis", "notes", "prices"):
+            data[key] = list(data[key])
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Estimate:
+        names = {f.name for f in dataclasses.fields(cls)}
+        values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items() if k in names}
+        return cls(**values)
+
+
+def summarise(game: str, requests: Iterable[Request], price: Price | None, model_label: str) -> Estimate:
+    """The estimate of one client's requests in a job of ``game``."""
+    requests = list(requests)
+    est = Estimate(jobs=0)
+    bases: list[str] = []
+    for req in requests:
+        lower = not optional(game, req)
+        decision = req.purpose == "decision"
+        est.requests += 1
+        est.decisions += decision
+        est.requests_low += lower
+        est.decisions_low += decision and lower
+        if req.source == "store":
+            est.cached += 1
+        elif req.source == "repeat":
+            est.repeats += 1
+        elif req.call is not None:
+            call = req.call
+            est.prompt_tokens += call.prompt_tokens
+            est.completion_tokens += call.completion_est
+            est.completion_tokens_high += call.completion_cap
+            est.invalid += not call.valid
+            bases.append(call.basis)
+            if lower:
+                est.prompt_tokens_low += call.prompt_tokens
+                est.completion_tokens_low += call.completion_min
+    est.completion_basis = tuple(dict.fromkeys(sorted(bases)))
+    if est.requests_low != est.requests:
+        est.game_length = "range"
+        est.notes = (LENGTH_NOTES.get(game, "the game's length depends on the model's choices"),)
+    if price is None:
+        est.cost_low = est.cost_high = est.cost_estimate = None if est.to_send else 0.0
+        est.prices = (f"{model_label}: price unknown (set model.price: {{input_per_mtok, output_per_mtok}})",)
+    else:
+        est.cost_low = price.cost(est.prompt_tokens_low, est.completion_tokens_low)
+        est.cost_high = price.cost(est.prompt_tokens, est.completion_tokens_high)
+        est.cost_estimate = price.cost(est.prompt_tokens, est.completion_tokens)
+        where = {
+            "config": "model.price",
+            "local": "local model",
+            "litellm": f"litellm price map '{price.entry}'",
+        }
+        est.prices = (
+            f"{model_label}: ${price.input_per_mtok:g} in / ${price.output_per_mtok:g} out per Mtok "
+            f"({where[price.source]})",
+        )
+    return est
+
+
+def _span(low: float, high: float, fmt: str = "{:,.0f}") -> str:
+    return fmt.format(high) if round(low, 6) == round(high, 6) else f"{fmt.format(low)}–{fmt.format(high)}"
+
+
+def _money(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
+
+
+def lines(est: Estimate) -> list[str]:
+    """The estimate as indented lines (per job or total)."""
+    span = est.game_length == "range"
+    out = [
+        f"  decisions {_span(est.decisions_low, est.decisions)}, requests {_span(est.requests_low, est.requests)}"
+        f": {est.cached:,} in the request store (free)"
+        + (f", {est.repeats:,} repeated (free)" if est.repeats else "")
+        + f", {_span(est.requests_low - est.cached - est.repeats, est.to_send) if span else f'{est.to_send:,}'}"
+        " to send",
+        f"  prompt tokens {_span(est.prompt_tokens_low, est.prompt_tokens)} (litellm's token counter; a floor "
+        "where prompts quote the model's earlier answers, which the stand-in keeps short)",
+        f"  completion tokens ≈ {est.completion_tokens:,} (from {' and '.join(est.completion_basis) or '-'}); "
+        f"{est.completion_tokens_low:,} (stand-in answers) to {est.completion_tokens_high:,} (token caps)",
+    ]
+    if est.cost_low is None or est.cost_high is None:
+        cost = "unknown"
+    else:
+        cost = (
+            _money(est.cost_low)
+            if est.cost_low == est.cost_high
+            else f"{_money(est.cost_low)} to {_money(est.cost_high)}"
+        )
+    out.append(
+        f"  cost {cost}"
+        + (
+            f" (≈ {_money(est.cost_estimate)} at the completion estimate)"
+            if est.cost_estimate is not None
+            and est.cost_high is not None
+            and round(est.cost_estimate, 2) not in (round(est.cost_high, 2), round(est.cost_low or 0, 2))
+            else ""
+        )
+    )
+    for price in est.prices:
+        out.append(f"    price {price}")
+    for note in est.notes:
+        out.append(f"    range: {note}")
+    if est.invalid:
+        out.append(f"    warning: {est.invalid} stand-in answers were refused by the game's parser")
+    return out

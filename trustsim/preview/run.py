@@ -1,0 +1,176 @@
+"""Preview a job: play it with the stand-in model, send nothing, and say what it would ask and cost.
+
+``estimate(cfg)`` is the Python entry point (one composed job config → :class:`Estimate`); the command line
+(``python -m trustsim ... preview=true``) goes through :func:`run_preview` per job and :func:`sweep_total`
+at the end of a multirun.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from trustsim.config import Validated, print_warnings, to_container, validate_config
+from trustsim.errors import ConfigError
+from trustsim.job import JobContext, one_line
+from trustsim.llm.config import parse_llm_config, parse_model_config
+from trustsim.llm.pricing import price_of
+from trustsim.preview.client import CURRENT_ROUND, PreviewClient, preview_client
+from trustsim.preview.report import Estimate, lines, summarise
+from trustsim.progress import make_progress
+from trustsim.rundir import RunRecorder
+
+PREVIEW_FILE = "preview.json"
+
+
+class PreviewRecorder(RunRecorder):
+    """Records into a temporary directory (deleted afterwards) and follows the round being played."""
+
+    def event(self, type: str, **fields: Any) -> None:
+        if type == "round_start" and isinstance(fields.get("round"), int):
+            CURRENT_ROUND.set(fields["round"])
+        elif type in ("game_start", "game_end"):
+            CURRENT_ROUND.set(None)
+        super().event(type, **fields)
+
+
+class PreviewContext(JobContext):
+    """A job context whose LLM clients are preview clients (nothing is sent, no key is read)."""
+
+    def __init__(self, valid: Validated, run_dir: Path, recorder: RunRecorder, base_dir: Path | None) -> None:
+        super().__init__(valid, run_dir, recorder)
+        self.base_dir = base_dir
+        self.clients: list[PreviewClient] = []
+
+    def _build_llm(self, model: Any) -> PreviewClient:
+        """Every client of the job (``ctx.llm``, a seat's ``ctx.llm_for(model)``) is a preview client."""
+        client = preview_client(
+            parse_model_config(model or {}), parse_llm_config(self.cfg.get("llm") or {}), self.base_dir
+        )
+        self.clients.append(client)
+        return client
+
+    @property
+    def llm(self) -> Any:
+        if self._llm is None:
+            self._llm = self._build_llm(self.cfg.get("model"))
+        return self._llm
+
+    def progress(self, total: int, desc: str) -> Any:
+        return make_progress(total, desc, False)
+
+    def close_llm(self) -> None:
+        for client in self.clients:
+            if client.store is not None:
+                client.store.close()
+                client.store = None
+
+
+def estimate(
+    cfg: Any, overrides: Sequence[str] | None = None, *, base_dir: str | Path | None = None
+) -> Estimate:
+    """What one job would ask and cost, without sending anything or needing a key.
+
+    Args:
+        cfg: the job's composed config (``DictConfig`` or plain dict, e.g. ``trustsim.api.compose(...)``).
+        overrides: the command line's overrides (only to decide which warnings to print).
+        base_dir: where a relative ``llm.store_path`` lives (default: the working directory).
+
+    Raises:
+        trustsim.errors.ConfigError: the config is invalid (the message names the key).
+    """
+    plain = cfg if isinstance(cfg, dict) else to_container(cfg)
+    valid = validate_config(plain, list(overrides) if overrides is not None else None)
+    return _estimate(valid, Path(base_dir) if base_dir is not None else None)
+
+
+def _estimate(valid: Validated, base_dir: Path | None) -> Estimate:
+    if not valid.uses_llm:
+        return Estimate()
+    logging.getLogger("MESA").setLevel(logging.WARNING)  # Mesa logs every step at INFO
+    with tempfile.TemporaryDirectory(prefix="trustsim-preview-") as tmp:
+        recorder = PreviewRecorder(Path(tmp))
+        ctx = PreviewContext(valid, Path(tmp), recorder, base_dir)
+        try:
+            valid.game.run(ctx)
+        finally:
+            ctx.close_llm()
+            recorder.close()
+    total = Estimate()
+    game = valid.game.name
+    for client in ctx.clients:
+        total = total + summarise(game, client.requests, price_of(client.model), client.model.name)
+    total.jobs = 1
+    total.extra = {"counts": dict(ctx.counts), "cell": dict(ctx.cell)}
+    return total
+
+
+def title(cfg: dict[str, Any], overrides: Sequence[str] | None) -> str:
+    """One line naming a job: experiment, game, model and the command line's overrides."""
+    model = (cfg.get("model") or {}).get("name") if isinstance(cfg.get("model"), dict) else None
+    shown = " ".join(o for o in overrides or () if not o.lstrip("+").startswith(("preview=", "hydra")))
+    return f"{cfg.get('name', 'run')} ({(cfg.get('game') or {}).get('type', '?')}, model {model or '-'}" + (
+        f"; {shown})" if shown else ")"
+    )
+
+
+def run_preview(cfg: dict[str, Any], out_dir: Path, overrides: Sequence[str] | None = None) -> int:
+    """The command line's preview of one job: print the estimate and write it to ``out_dir/preview.json``
+    (a preview directory, never a run directory). Exit code 0, or 2 for a config error (nothing written)."""
+    label = title(cfg, overrides)
+    try:
+        valid = validate_config(cfg, list(overrides) if overrides is not None else None)
+        print_warnings(valid.warnings)
+        est = _estimate(valid, None)
+    except ConfigError as exc:
+        print(f"trustsim: {exc}", file=sys.stderr)
+        _write(out_dir, {"title": label, "status": "failed", "reason": one_line(exc)})
+        return 2
+    except Exception as exc:  # a bug in a game under the stand-in: say so, with the job
+        print(
+            f"trustsim: preview of {label} failed with {type(exc).__name__}: {one_line(exc)}", file=sys.stderr
+        )
+        _write(out_dir, {"title": label, "status": "failed", "reason": one_line(exc)})
+        return 1
+    print(f"trustsim: preview (nothing sent) of {label}")
+    if not valid.uses_llm:
+        print(f"  no LLM calls: agent {valid.agent.name!r} is scripted")
+    else:
+        for line in lines(est):
+            print(line)
+    _write(out_dir, {"title": label, "status": "complete", "estimate": est.to_dict()})
+    return 0
+
+
+def _write(out_dir: Path, data: dict[str, Any]) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / PREVIEW_FILE).write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def sweep_total(sweep_dir: Path) -> int:
+    """Print the total of a previewed multirun from its jobs' ``preview.json``; 1 if a job failed."""
+    total: Estimate | None = None
+    failed: list[str] = []
+    jobs = sorted(p for p in sweep_dir.glob(f"*/{PREVIEW_FILE}"))
+    for path in jobs:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("status") != "complete":
+            failed.append(f"{path.parent.name}: {data.get('reason')}")
+            continue
+        est = Estimate.from_dict(data["estimate"])
+        total = est if total is None else total + est
+    if total is not None:
+        print(f"trustsim: preview total over {total.jobs} jobs (nothing sent) -> {sweep_dir}")
+        for line in lines(total):
+            print(line)
+    if failed:
+        print(f"trustsim: {len(failed)} of {len(jobs)} previews failed:", file=sys.stderr)
+        for line in failed:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+    return 0
