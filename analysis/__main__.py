@@ -24,6 +24,7 @@ SUBCOMMAND_MODULES = (
     "analysis.trust_game.cli",
     "analysis.reference_cli",
     "analysis.view.cli",
+    "analysis.card.cli",
     "analysis.yardstick.cli",
 )
 

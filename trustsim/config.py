@@ -170,7 +170,7 @@ def validate_config(cfg: dict[str, Any], overrides: list[str] | tuple[str, ...] 
     explicit = explicit_keys(overrides) if overrides is not None else None
     warnings: list[str] = []
     for key in cfg:
-        if key not in GROUPS and key not in RootOptions.__dataclass_fields__ and key != "hydra":
+        if key not in GROUPS and key not in RootOptions.__dataclass_fields__ and key not in ("hydra", "card"):
             raise unknown_key("", key, [*RootOptions.__dataclass_fields__, *GROUPS])
     check_section({k: v for k, v in cfg.items() if k in RootOptions.__dataclass_fields__}, RootOptions, "")
     if not str(cfg.get("name", "default")).strip():
@@ -192,6 +192,10 @@ def validate_config(cfg: dict[str, Any], overrides: list[str] | tuple[str, ...] 
     params = _agent_params(agent, {k: v for k, v in agent_cfg.items() if k != "name"}, warnings, explicit)
 
     out: dict[str, Any] = {k: v for k, v in cfg.items() if k != "hydra"}
+    if "card" in out:  # the trust-card battery's part and size (trustsim/battery.py)
+        from trustsim.battery import check_card
+
+        out["card"] = check_card(out["card"])
     out["game"] = {"type": spec.name, **options_values}
     out["agent"] = {"name": agent.name, **params}
     for group in ("memory", "schedule"):

@@ -1,0 +1,276 @@
+"""The trust-card battery: every game family for one model, as one Hydra multirun (docs/trust_card.md).
+
+``python -m trustsim -m +experiment=trustcard model=X [card.size=full|small|smoke]`` sweeps over the
+``card/part`` group (``conf/card/part/``: escape-room anchor, smooth, 1strike, mid2strike, recur; reliance
+main, pairs, support; arena round robin; trust game as trustor and as trustee). ``+experiment=
+trustcard_offline`` plays the same parts with offline agents (``conf/card/offline/``).
+
+Before any job runs, :class:`BatteryPlan` (a Hydra callback set by the experiment) composes every part and
+prints its planned decisions, and the expected requests and cost from ``trustsim.preview.estimate`` when
+that module exists. ``python -m trustsim.battery [--size S] [overrides]`` prints the same plan without
+running anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from trustsim.errors import ConfigError
+
+SIZES = ("full", "small", "smoke")
+PARTS = (
+    "anchor", "smooth", "1strike", "mid2strike", "recur",
+    "reliance", "reliance_pairs", "reliance_support",
+    "arena", "tg_trustor", "tg_trustee",
+)  # fmt: skip
+FAMILIES = {"escape_room", "reliance", "arena", "trust_game"}
+ESCAPE_ROOM_SEATS_UNDER_TEST = 3  # seats A, B, C; D is the scripted partner
+DEFAULT_SEATS = 4
+
+
+def check_card(card: Any) -> dict[str, Any]:
+    """Validate the top-level ``card`` key; returns the part of it a run keeps (size, part, family)."""
+    if not isinstance(card, dict):
+        raise ConfigError("card", f"expected a mapping (set by +experiment=trustcard), got {card!r}")
+    size = card.get("size", "full")
+    if size not in SIZES:
+        from trustsim.schema import closest
+
+        hint = closest(str(size), list(SIZES))
+        raise ConfigError(
+            "card.size",
+            f"unknown size {size!r}; expected one of {', '.join(SIZES)}"
+            + (f" (did you mean {hint}?)" if hint else ""),
+        )
+    unknown = set(card) - {"size", "part", "family", "sizes"}
+    if unknown:
+        from trustsim.schema import unknown_key
+
+        raise unknown_key("card.", sorted(unknown)[0], ["size", "part", "family", "sizes"])
+    out = {"size": size}
+    if "part" in card:
+        out["part"] = str(card["part"])
+        out["family"] = str(card.get("family", ""))
+    return out
+
+
+@dataclass(frozen=True)
+class PartPlan:
+    """What one part of the battery will do."""
+
+    part: str
+    game: str
+    agent: str
+    units: str  # e.g. "5 runs x 10 games"
+    decisions: int  # decisions of the agent under test (escape room: an upper bound, every round played)
+    bound: bool  # True when ``decisions`` is an upper bound
+    requests: int | None = None  # from trustsim.preview, when available
+    cost_usd: float | None = None
+
+
+def _escape_room(cfg: dict[str, Any]) -> tuple[str, int, bool]:
+    game = cfg["game"]
+    games = game.get("games") or len(str(cfg["schedule"]["pattern"]))
+    rounds = game.get("max_rounds") or DEFAULT_SEATS
+    runs = int(cfg["runs"])
+    return (
+        f"runs={runs} x {games} games (<= {rounds} rounds)",
+        runs * games * rounds * ESCAPE_ROOM_SEATS_UNDER_TEST,
+        True,
+    )
+
+
+def _reliance(cfg: dict[str, Any]) -> tuple[str, int, bool]:
+    # Fallback until trustsim.preview counts decisions: the game's own item selection (imported lazily
+    # through the registry's package name, so the core names no game).
+    from trustsim.contract import game_spec
+
+    pkg = sys.modules[game_spec("reliance").run.__module__].__package__
+    items_mod = importlib.import_module(f"{pkg}.items")
+    library = importlib.import_module(f"{pkg}.library").default_library()
+    options = importlib.import_module(f"{pkg}.options").options_from_config(cfg)
+    items = items_mod.select_items(library, options)
+    runs = int(cfg["runs"])
+    per_run = sum(1 if item.pair is not None else len(item.scenario.stages) for item in items)
+    return f"runs={runs} x {len(items)} {options.set} items", runs * per_run, False
+
+
+def _arena(cfg: dict[str, Any]) -> tuple[str, int, bool]:
+    from trustsim.contract import agents_for
+
+    game = cfg["game"]
+    rounds = int(game["rounds"])
+    runs = int(cfg["runs"])
+    if game.get("mode") == "tournament":
+        players = game.get("players") or [n for n, a in agents_for("arena").items() if not a.uses_llm]
+        matches = len(players) + (1 if game.get("self_play") else 0)
+        per_match = rounds * (2 if game.get("self_play") else 1)
+        decisions = runs * (len(players) * rounds + (per_match if game.get("self_play") else 0))
+    else:
+        matches, decisions = 1, runs * rounds
+    cap = " (cap)" if game.get("horizon") == "unknown" else ""
+    return (
+        f"runs={runs} x {matches} matches x {rounds} rounds{cap}",
+        decisions,
+        game.get("horizon") == "unknown",
+    )
+
+
+def _trust_game(cfg: dict[str, Any]) -> tuple[str, int, bool]:
+    game = cfg["game"]
+    roles = sum(1 for r in ("trustor", "trustee") if game.get(r) in (None, cfg["agent"]["name"]))
+    rounds = int(game["rounds"]) if game.get("horizon", "known") == "known" else int(game["max_rounds"])
+    runs = int(cfg["runs"])
+    return (
+        f"runs={runs} x {game['pairs']} pairs x {rounds} rounds",
+        runs * int(game["pairs"]) * rounds * roles,
+        game.get("horizon", "known") != "known",
+    )
+
+
+COUNTERS = {"escape_room": _escape_room, "reliance": _reliance, "arena": _arena, "trust_game": _trust_game}
+
+
+def _preview(cfg: dict[str, Any]) -> tuple[int | None, float | None]:
+    """Expected requests and cost from ``trustsim.preview.estimate(cfg)`` (issue 15), when it exists."""
+    try:
+        preview = importlib.import_module("trustsim.preview")
+    except ModuleNotFoundError:
+        return None, None
+    estimate = getattr(preview, "estimate", None)
+    if estimate is None:
+        return None, None
+    try:
+        est = estimate(cfg)
+    except Exception:  # a preview that cannot estimate this config leaves the decisions as the plan
+        return None, None
+    get = est.get if isinstance(est, dict) else lambda k, d=None: getattr(est, k, d)
+    requests = get("requests", None)
+    cost = get("cost_usd", get("cost", None))
+    return (int(requests) if requests is not None else None), (float(cost) if cost is not None else None)
+
+
+def part_plan(cfg: dict[str, Any]) -> PartPlan:
+    """The plan of one composed part config."""
+    game = cfg["game"]["type"]
+    units, decisions, bound = COUNTERS[game](cfg)
+    requests, cost = _preview(cfg) if cfg["agent"]["name"] == "llm" or game == "arena" else (None, None)
+    part = (cfg.get("card") or {}).get("part", cfg.get("name", "?"))
+    return PartPlan(str(part), game, cfg["agent"]["name"], units, decisions, bound, requests, cost)
+
+
+def plan(overrides: Sequence[str] = (), *, offline: bool = False) -> list[PartPlan]:
+    """Compose every part of the battery with ``overrides`` (e.g. ``["model=gpt-5.1", "card.size=small"]``)."""
+    from trustsim.api import compose
+
+    experiment, group = ("trustcard_offline", "card/offline") if offline else ("trustcard", "card/part")
+    extra = [o for o in overrides if not o.lstrip("+").startswith(("experiment=", group + "="))]
+    return [part_plan(compose(experiment, [*extra, f"+{group}={part}"])) for part in PARTS]
+
+
+def format_plan(plans: Sequence[PartPlan], size: str, model: str) -> str:
+    """The table printed before the battery starts."""
+    lines = [f"trust-card battery: size {size}, {model}: {len(plans)} parts (one sweep directory)"]
+    total = 0
+    requests: list[int] = []
+    costs: list[float] = []
+    for p in plans:
+        total += p.decisions
+        extra = ""
+        if p.requests is not None:
+            requests.append(p.requests)
+            extra = f"; expected requests {p.requests:,}"
+            if p.cost_usd is not None:
+                costs.append(p.cost_usd)
+                extra += f", est. cost ${p.cost_usd:,.2f}"
+        le = "<= " if p.bound else ""
+        lines.append(
+            f"  {p.part:<17} {p.game:<12} {p.agent:<28} {p.units:<36} {le}{p.decisions:,} decisions{extra}"
+        )
+    lines.append(f"  total: <= {total:,} decisions of the agent under test")
+    if len(requests) == len(plans):
+        cost = f", estimated cost ${sum(costs):,.2f}" if len(costs) == len(plans) else ""
+        lines.append(f"  expected requests {sum(requests):,}{cost} (trustsim.preview)")
+    else:
+        lines.append(
+            "  expected requests / cost: trustsim.preview is not available; the decisions above bound the requests"
+        )
+    return "\n".join(lines)
+
+
+try:
+    from hydra.experimental.callback import Callback
+except ImportError:  # pragma: no cover - hydra is a dependency
+    Callback = object  # type: ignore[assignment,misc]
+
+
+class BatteryPlan(Callback):  # type: ignore[misc]
+    """Hydra callback of the battery experiments: print the plan before any job; refuse a non-multirun."""
+
+    def on_run_start(self, config: Any, **kwargs: Any) -> None:
+        print(
+            "trustsim: the trust-card battery is a multirun: python -m trustsim -m +experiment=trustcard "
+            "model=<name> (docs/trust_card.md)",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+
+    def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
+        from omegaconf import OmegaConf
+
+        overrides = list(OmegaConf.select(config, "hydra.overrides.task") or [])
+        offline = any(o.lstrip("+").startswith("experiment=trustcard_offline") for o in overrides)
+        try:
+            card = check_card(OmegaConf.to_container(config.card, resolve=True))
+            plans = plan(overrides, offline=offline)
+        except ConfigError as exc:
+            print(f"trustsim: {exc}", file=sys.stderr)
+            sys.exit(2)
+        model = OmegaConf.select(config, "model.name", default="?")
+        who = "offline agents" if offline or plans[0].agent != "llm" else f"model {model}"
+        print(format_plan(plans, card["size"], who), flush=True)
+
+
+def decisions_by_size(overrides: Sequence[str] = (), *, offline: bool = False) -> dict[str, int]:
+    """Planned decisions of the agent under test per size (escape room counted at every round played)."""
+    return {
+        size: sum(p.decisions for p in plan([*overrides, f"card.size={size}"], offline=offline))
+        for size in SIZES
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m trustsim.battery [--size S|--all-sizes] [--offline] [overrides]``: print the plan."""
+    parser = argparse.ArgumentParser(prog="python -m trustsim.battery", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--size", choices=SIZES, default=None, help="battery size (default: card.size or full)"
+    )
+    parser.add_argument("--all-sizes", action="store_true", help="print the plan of every size")
+    parser.add_argument(
+        "--offline", action="store_true", help="the offline-agent battery (trustcard_offline)"
+    )
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. model=gpt-5.1")
+    args = parser.parse_args(argv)
+    sizes = SIZES if args.all_sizes else [args.size] if args.size else [None]
+    for size in sizes:
+        overrides = [*args.overrides, *([f"card.size={size}"] if size else [])]
+        try:
+            plans = plan(overrides, offline=args.offline)
+        except ConfigError as exc:
+            print(f"trustsim.battery: {exc}", file=sys.stderr)
+            return 2
+        model = next((o.split("=", 1)[1] for o in args.overrides if o.startswith("model=")), "smollm2")
+        shown = size or next(
+            (o.split("=", 1)[1] for o in args.overrides if o.startswith("card.size=")), "full"
+        )
+        print(format_plan(plans, shown, "offline agents" if args.offline else f"model {model}"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
