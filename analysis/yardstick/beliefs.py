@@ -1,4 +1,4 @@
-"""Beta beliefs per partner from public evidence, and the capsule probabilities one seat derives from them.
+"""Beta beliefs per partner from public evidence (what carries one seat's experience from game to game).
 
 The evidence rules are those of the ``bayes`` agent (``agents/escape_room/bayes.py``), stated here so the
 yardstick stands on its own:
@@ -15,7 +15,7 @@ yardstick stands on its own:
 
 from __future__ import annotations
 
-from analysis.yardstick.traces import Capsule, GameTrace, RoundTrace
+from analysis.yardstick.traces import GameTrace, RoundTrace
 
 
 class Beliefs:
@@ -81,19 +81,3 @@ class Beliefs:
             owner = game.owners[k]
             if creator == owner:
                 self._verdict(owner, right)
-
-    # -- capsule probabilities ------------------------------------------------------------------------------
-    def capsule_prob(self, capsules: list[Capsule], capsule: Capsule, owner: str) -> float:
-        """P(``capsule`` of a puzzle owned by ``owner`` is right), verifiers taken as exact.
-
-        Own puzzle: 1 for a capsule the seat endorses, else 0. Another's puzzle: 1 for a capsule a non-owner
-        opened or endorsed; the owner's unendorsed original: 0 when a verifier vouched for another capsule,
-        else the owner's reliability.
-        """
-        if owner == self.seat:
-            return 1.0 if self.seat in capsule.endorsers else 0.0
-        if any(e != owner for e in capsule.endorsers):
-            return 1.0
-        if any(any(e != owner for e in c.endorsers) for c in capsules if c is not capsule):
-            return 0.0
-        return self.reliability(owner)

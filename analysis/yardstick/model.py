@@ -3,65 +3,138 @@
 A model-based yardstick, not the exact optimum of the game. The state that matters to the seat is
 
 - ``coins``: its coins (its score if the team escapes with it alive; a verification costs one coin);
-- ``probs``: for each puzzle, the probability that the best capsule the seat can name is right (1 for its
-  own puzzle and for a capsule a verifier vouched for, verifiers taken as exact; the owner's Beta
-  reliability otherwise), capsules independent;
+- the **uncertain puzzles**: another seat's puzzle whose only capsule is its owner's, unendorsed by anyone
+  else. Every other puzzle is certain: the seat's own (it trusts its answer) and any puzzle a verifier
+  vouched for (verifiers are taken as exact). The uncertain capsules are right independently, each with its
+  owner's Beta reliability at the start of the game, conditioned exactly on what this game showed: a failed
+  password means the uncertain capsules it named were not all right (``joint`` holds that distribution);
 - ``alive``: seats alive, the seat included: if nobody volunteers, one of them dies uniformly at random;
 - ``rounds_left``: rounds left including this one (after the last round the game ends: score 0).
 
 Actions and their risks:
 
-- ``volunteer``: escape with the coins if every named capsule is right, else die (death risk ``1 − Π p``);
+- ``volunteer``: escape with the coins if every named capsule is right, else die (death risk
+  ``1 − P(all right)``);
 - ``pass``: nothing improves and nobody is assumed to volunteer, so the seat faces this round's elimination
   (death risk ``1/alive``) and loses a round;
-- ``verify(k)``: pay a coin; puzzle k's best capsule is certainly right from the next round on (an exact
-  verifier confirms it or opens the right one); it uses up a round. How a verification round's elimination
-  is counted is the model's one free assumption, its **variant**:
+- ``verify(k)``: pay a coin; puzzle k becomes certain (the verifier confirms the capsule or opens the right
+  one) and the seat learns whether the owner's capsule was right; it uses up a round. How a verification
+  round's elimination is counted is the model's one free assumption, its **variant**:
 
   - ``team`` (default): a verification prepares the team's attempt and is not charged the round's
-    elimination (the seats under test are copies that share the public state; one who checks is not the one
-    left idle). Under it the ``bayes`` agent's rule "verify k when (1 − p_k) × coins exceeds the coin" is
-    the optimal first step, so ``bayes`` has regret ≈ 0.
+    elimination (the seats under test are copies sharing the public state; the one who checks is not the
+    one left idle). Under it the ``bayes`` agent's rule "verify k when (1 − p_k) × coins exceeds the coin"
+    is the optimal first step, so ``bayes`` has regret 0 wherever its beliefs equal the model's.
   - ``self_reliant``: the seat counts on nobody: a verification round, like a pass, risks ``1/alive``.
 
 After this round the seat plays on optimally under the same model (a small dynamic programme over coins,
-uncertain puzzles, alive seats and rounds left), so every expected value is in **expected score, in coins**:
-coins kept × P(escape alive). A death costs all the seat's coins, so coins and survival share one unit.
+the distribution of the uncertain capsules, alive seats and rounds left), so every expected value is in
+**expected score, in coins**: coins kept × P(escape alive). Death costs all the seat's coins, so coins and
+survival share one unit.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 EPS = 1e-9
 """Values closer than this count as a tie (a tied action has regret 0)."""
+VARIANTS = ("team", "self_reliant")
+
+Joint = tuple[float, ...]
+"""P(truth vector) of the uncertain capsules: index ``mask``, bit ``i`` set = the i-th uncertain capsule is
+right; length ``2**m``."""
+
+
+def independent(probs: Sequence[float]) -> Joint:
+    """The joint distribution of independent capsules right with these probabilities."""
+    m = len(probs)
+    return tuple(
+        math.prod(p if mask >> i & 1 else 1.0 - p for i, p in enumerate(probs)) for mask in range(2**m)
+    )
+
+
+def condition_not_all(joint: Joint, bits: Iterable[int]) -> Joint:
+    """``joint`` given that the capsules at ``bits`` were not all right (a failed password); an impossible
+    condition (probability 0) leaves ``joint`` as it is."""
+    need = sum(1 << b for b in bits)
+    kept = [0.0 if (mask & need) == need else p for mask, p in enumerate(joint)]
+    total = sum(kept)
+    return joint if total <= 0 else tuple(p / total for p in kept)
+
+
+def marginal(joint: Joint, bit: int) -> float:
+    """P(the capsule at ``bit`` is right)."""
+    return sum(p for mask, p in enumerate(joint) if mask >> bit & 1)
+
+
+def p_all_right(joint: Joint, bits: Iterable[int] | None = None) -> float:
+    """P(every capsule at ``bits`` (default: all) is right)."""
+    m = int(math.log2(len(joint)))
+    need = sum(1 << b for b in (range(m) if bits is None else bits))
+    return sum(p for mask, p in enumerate(joint) if (mask & need) == need)
+
+
+def given(joint: Joint, bit: int, value: int) -> tuple[float, Joint]:
+    """(P(the capsule at ``bit`` has truth ``value``), the joint of the other capsules given it); the joint is
+    empty when that probability is 0."""
+    atoms = [(mask, p) for mask, p in enumerate(joint) if (mask >> bit & 1) == value]
+    total = sum(p for _, p in atoms)
+    if total <= 0:
+        return 0.0, ()
+    rest = [0.0] * (len(joint) // 2)
+    for mask, p in atoms:
+        low, high = mask & ((1 << bit) - 1), mask >> (bit + 1)
+        rest[low | high << bit] += p / total
+    return total, tuple(rest)
+
+
+def reveal(joint: Joint, bit: int) -> list[tuple[float, Joint]]:
+    """[(P(outcome), joint of the other capsules given it)] for the capsule at ``bit`` right, then wrong
+    (outcomes of probability 0 left out)."""
+    return [(p, rest) for p, rest in (given(joint, bit, 1), given(joint, bit, 0)) if p > 0]
 
 
 @dataclass(frozen=True)
 class State:
-    """One seat's decision state under the model (see the module docstring)."""
+    """One seat's decision state: ``uncertain`` names the puzzles (1-based) of the bits of ``joint``."""
 
     coins: int
-    probs: tuple[float, ...]  # per puzzle: P(the best nameable capsule is right)
+    uncertain: tuple[int, ...]
+    joint: Joint
     alive: int
     rounds_left: int
 
     def __post_init__(self) -> None:
         if self.alive < 1 or self.rounds_left < 1 or self.coins < 0:
             raise ValueError(f"bad state {self}")
-        if any(not 0.0 <= p <= 1.0 for p in self.probs):
-            raise ValueError(f"probabilities must be in [0, 1]: {self.probs}")
+        if len(self.joint) != 2 ** len(self.uncertain) or abs(sum(self.joint) - 1.0) > 1e-6:
+            raise ValueError(f"joint must be a distribution over 2**{len(self.uncertain)} truth vectors")
 
+    @classmethod
+    def of(
+        cls,
+        coins: int,
+        probs: dict[int, float],
+        alive: int,
+        rounds_left: int,
+        failed: Iterable[Iterable[int]] = (),
+    ) -> State:
+        """From each puzzle's P(right) (1 = certain) and the failed passwords' uncertain puzzles."""
+        uncertain = tuple(sorted(k for k, p in probs.items() if p < 1.0))
+        joint = independent([probs[k] for k in uncertain])
+        for puzzles in failed:
+            joint = condition_not_all(joint, [uncertain.index(k) for k in puzzles])
+        return cls(coins, uncertain, joint, alive, rounds_left)
 
-def _key(probs: Sequence[float]) -> tuple[float, ...]:
-    """The uncertain probabilities (p < 1), rounded and sorted: the value depends on nothing else."""
-    return tuple(sorted(round(p, 12) for p in probs if p < 1.0))
-
-
-VARIANTS = ("team", "self_reliant")
+    def prob(self, puzzle: int) -> float:
+        """P(the puzzle's best capsule is right)."""
+        if puzzle not in self.uncertain:
+            return 1.0
+        return marginal(self.joint, self.uncertain.index(puzzle))
 
 
 def _check(variant: str) -> None:
@@ -76,33 +149,50 @@ def _after_verify(alive: int, variant: str) -> tuple[float, int]:
     return 1.0, alive
 
 
+def _round(joint: Joint) -> Joint:
+    return tuple(round(p, 12) for p in joint)
+
+
 @lru_cache(maxsize=200_000)
-def _value(coins: int, uncertain: tuple[float, ...], alive: int, rounds_left: int, variant: str) -> float:
-    """Optimal expected score from a start-of-round state (uncertain: sorted probabilities below 1)."""
-    best = coins * math.prod(uncertain)  # volunteer now
+def _value(coins: int, joint: Joint, alive: int, rounds_left: int, variant: str) -> float:
+    """Optimal expected score from a start-of-round state."""
+    best = coins * joint[-1]  # volunteer now: every uncertain capsule right (the all-ones mask)
     if rounds_left <= 1:
         return best
     if alive > 1:  # pass: survive the elimination
-        best = max(best, (alive - 1) / alive * _value(coins, uncertain, alive - 1, rounds_left - 1, variant))
-    survive, alive_after = _after_verify(alive, variant)
-    if coins > 0 and alive_after >= 1:
-        for i, p in enumerate(uncertain):  # verify one uncertain puzzle (equal ones give equal values)
-            if i and p == uncertain[i - 1]:
-                continue
-            rest = uncertain[:i] + uncertain[i + 1 :]
-            best = max(best, survive * _value(coins - 1, rest, alive_after, rounds_left - 1, variant))
+        best = max(best, (alive - 1) / alive * _value(coins, joint, alive - 1, rounds_left - 1, variant))
+    if coins > 0:
+        for bit in range(int(math.log2(len(joint)))):
+            best = max(best, _verify(coins, joint, alive, rounds_left, variant, bit))
     return best
+
+
+def _verify(coins: int, joint: Joint, alive: int, rounds_left: int, variant: str, bit: int | None) -> float:
+    """Expected score of verifying the uncertain capsule ``bit`` (None: a certain puzzle, a wasted coin)."""
+    survive, alive_after = _after_verify(alive, variant)
+    if rounds_left <= 1 or alive_after < 1:
+        return 0.0
+    if bit is None:
+        return survive * _value(coins - 1, joint, alive_after, rounds_left - 1, variant)
+    total = 0.0
+    for p, rest in reveal(joint, bit):
+        total += p * _value(coins - 1, _round(rest), alive_after, rounds_left - 1, variant)
+    return survive * total
 
 
 def value(state: State, variant: str = "team") -> float:
     """The optimal expected score from ``state`` under the model."""
     _check(variant)
-    return _value(state.coins, _key(state.probs), state.alive, state.rounds_left, variant)
+    return _value(state.coins, _round(state.joint), state.alive, state.rounds_left, variant)
 
 
-def ev_volunteer(state: State, named: Sequence[float] | None = None) -> float:
-    """Expected score of volunteering now with the named capsules' probabilities (default: the best)."""
-    return state.coins * math.prod(state.probs if named is None else named)
+def ev_volunteer(state: State, named: Iterable[int] | None = None, *, wrong: bool = False) -> float:
+    """Expected score of volunteering now naming the uncertain capsules of puzzles ``named`` (default: all
+    of them, the best password) and certain ones elsewhere; ``wrong``: it names a capsule known to be wrong."""
+    if wrong:
+        return 0.0
+    bits = None if named is None else [state.uncertain.index(k) for k in named]
+    return state.coins * p_all_right(state.joint, bits)
 
 
 def ev_pass(state: State, variant: str = "team") -> float:
@@ -111,20 +201,16 @@ def ev_pass(state: State, variant: str = "team") -> float:
     if state.rounds_left <= 1 or state.alive <= 1:
         return 0.0
     survive = (state.alive - 1) / state.alive
-    return survive * _value(state.coins, _key(state.probs), state.alive - 1, state.rounds_left - 1, variant)
+    return survive * _value(state.coins, _round(state.joint), state.alive - 1, state.rounds_left - 1, variant)
 
 
 def ev_verify(state: State, puzzle: int, variant: str = "team") -> float:
-    """Expected score of verifying puzzle ``puzzle`` (0-based index into ``probs``); needs a coin."""
+    """Expected score of verifying ``puzzle`` (1-based); needs a coin."""
     _check(variant)
     if state.coins < 1:
         raise ValueError("verifying needs a coin")
-    survive, alive_after = _after_verify(state.alive, variant)
-    if state.rounds_left <= 1 or alive_after < 1:
-        return 0.0
-    after = list(state.probs)
-    after[puzzle] = 1.0
-    return survive * _value(state.coins - 1, _key(after), alive_after, state.rounds_left - 1, variant)
+    bit = state.uncertain.index(puzzle) if puzzle in state.uncertain else None
+    return _verify(state.coins, _round(state.joint), state.alive, state.rounds_left, variant, bit)
 
 
 def death_risk_pass(state: State) -> float:
@@ -132,24 +218,21 @@ def death_risk_pass(state: State) -> float:
     return 1.0 / state.alive
 
 
-def death_risk_volunteer(named: Sequence[float]) -> float:
-    """P(the seat dies this round) when it volunteers with capsules right with these probabilities."""
-    return 1.0 - math.prod(named)
+def death_risk_volunteer(state: State, named: Iterable[int] | None = None, *, wrong: bool = False) -> float:
+    """P(the seat dies this round) when it volunteers naming these uncertain capsules (default: all)."""
+    if wrong:
+        return 1.0
+    bits = None if named is None else [state.uncertain.index(k) for k in named]
+    return 1.0 - p_all_right(state.joint, bits)
 
 
-def action_values(
-    state: State, *, can_verify: Sequence[int] | None = None, variant: str = "team"
-) -> dict[str, float]:
-    """Expected score of every legal action: ``pass``, ``volunteer`` (best password), ``verify:k`` (1-based).
-
-    ``can_verify``: the 1-based puzzles the rules let the seat verify (default: every puzzle when it has a
-    coin).
-    """
+def action_values(state: State, targets: Sequence[int], variant: str = "team") -> dict[str, float]:
+    """Expected score of every legal action: ``pass``, ``volunteer`` (the best password) and ``verify:k`` for
+    each puzzle in ``targets`` (the puzzles the rules let the seat verify) when it has a coin."""
     out = {"pass": ev_pass(state, variant), "volunteer": ev_volunteer(state)}
     if state.coins > 0:
-        targets = range(1, len(state.probs) + 1) if can_verify is None else can_verify
         for k in targets:
-            out[f"verify:{k}"] = ev_verify(state, k - 1, variant)
+            out[f"verify:{k}"] = ev_verify(state, k, variant)
     return out
 
 

@@ -1,86 +1,88 @@
 """Monte Carlo check of the yardstick's expected values: simulate the model's random events instead of
 summing over them.
 
-Each simulation draws whether each named capsule is right (independently, with the model's probabilities)
-and, in every round the seat does not volunteer, whether the elimination hits it (uniformly among the alive
-seats; in the ``team`` variant a verification round is not charged it). The seat takes the given first action, then follows the model's optimal policy (the action of
-highest expected value in each later state, which depends only on the coins, the verified puzzles, the
-alive count and the rounds left, so its path is fixed as long as the seat lives). The mean score estimates
-the action's expected value; :func:`simulate` returns it with its standard error.
+Each simulated game draws the truth of the uncertain capsules from the state's joint distribution and, in
+every round the seat does not volunteer, whether the elimination hits it (uniformly among the alive seats;
+in the ``team`` variant a verification round is not charged it). The seat takes the given first action,
+then follows the model's policy: in each later state the action of highest expected value, where a state
+knows the truths that the seat's own verifications revealed. The mean score estimates the action's expected
+value; :func:`simulate` returns it with its standard error.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 
-from analysis.yardstick.model import State, action_values, best_action
+from analysis.yardstick.model import State, action_values, best_action, given
 
 
-def _policy_path(state: State, first: str, variant: str) -> list[str]:
-    """The actions the seat takes, round by round, starting with ``first``, until it volunteers or the game
-    ends (the seat surviving every elimination)."""
-    path = [first]
-    coins, probs = state.coins, list(state.probs)
-    alive, left = state.alive, state.rounds_left
-    action = first
-    while not action.startswith("volunteer"):
-        verify = action.startswith("verify:")
-        if verify:
-            coins -= 1
-            probs[int(action.split(":")[1]) - 1] = 1.0
-        if not verify or variant == "self_reliant":
-            alive -= 1  # the seat survived this round's elimination
-        left -= 1
-        if left < 1 or alive < 1:
-            break
-        action = best_action(action_values(State(coins, tuple(probs), alive, left), variant=variant))
-        path.append(action)
-    return path
+def _play(
+    state: State,
+    action: str,
+    truth: np.ndarray,
+    rng: np.random.Generator,
+    variant: str,
+    named: tuple[int, ...] | None,
+) -> np.ndarray:
+    """Scores of the simulated games ``truth`` (rows: games; columns: the state's uncertain capsules) when
+    the seat takes ``action`` now and plays the model's policy afterwards."""
+    n = truth.shape[0]
+    if action == "volunteer":
+        cols = [state.uncertain.index(k) for k in (state.uncertain if named is None else named)]
+        ok = truth[:, cols].all(axis=1) if cols else np.ones(n, dtype=bool)
+        return np.where(ok, float(state.coins), 0.0)
+    verify = action.startswith("verify:")
+    survives = np.ones(n, dtype=bool)
+    alive = state.alive
+    if not verify or variant == "self_reliant":
+        survives = rng.integers(0, alive, size=n) != 0  # nobody volunteered: one alive seat is eliminated
+        alive -= 1
+    left = state.rounds_left - 1
+    scores = np.zeros(n)
+    if left < 1 or alive < 1:
+        return scores
+    coins, joint, uncertain = state.coins, state.joint, state.uncertain
+    groups = [(np.ones(n, dtype=bool), joint, uncertain, truth)]
+    if verify:
+        coins -= 1
+        puzzle = int(action.split(":")[1])
+        if puzzle in uncertain:  # the verification reveals whether the owner's capsule was right
+            bit = uncertain.index(puzzle)
+            rest = uncertain[:bit] + uncertain[bit + 1 :]
+            others = np.delete(truth, bit, axis=1)
+            groups = []
+            for value in (1, 0):
+                mask = truth[:, bit] == value
+                if mask.any():
+                    groups.append((mask, given(joint, bit, value)[1], rest, others))
+    for mask, cond, unc, tr in groups:
+        idx = np.flatnonzero(mask & survives)
+        if idx.size == 0:
+            continue
+        nxt = State(coins, unc, cond, alive, left)
+        follow = best_action(action_values(nxt, range(1, 5), variant))
+        scores[idx] = _play(nxt, follow, tr[idx], rng, variant, None)
+    return scores
 
 
 def simulate(
     state: State,
     action: str,
     *,
-    named: Sequence[float] | None = None,
+    named: tuple[int, ...] | None = None,
     n: int = 20_000,
     rng: np.random.Generator | int = 0,
     variant: str = "team",
 ) -> tuple[float, float]:
     """(mean score, standard error) of ``action`` (``pass``, ``volunteer``, ``verify:k``) over ``n`` simulated
-    games under the model. ``named``: the probabilities of the capsules a volunteer names now (default: the
-    best ones)."""
+    games under the model. ``named``: the uncertain puzzles a volunteer names now (default: all)."""
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    path = _policy_path(state, action, variant)
-    probs = np.asarray(state.probs, dtype=float)
-    right = gen.random((n, len(probs))) < probs  # is each puzzle's best capsule right?
-    verified = np.zeros(len(probs), dtype=bool)
-    coins = state.coins
-    alive_now = np.ones(n, dtype=bool)
-    score = np.zeros(n)
-    alive, left = state.alive, state.rounds_left
-    for step, act in enumerate(path):
-        if act.startswith("volunteer"):
-            if step == 0 and named is not None:
-                ok = np.all(gen.random((n, len(named))) < np.asarray(named, dtype=float), axis=1)
-            else:
-                ok = np.all(right | verified, axis=1)
-            score = np.where(alive_now & ok, float(coins), 0.0)
-            break
-        verify = act.startswith("verify:")
-        if verify:
-            coins -= 1
-            verified[int(act.split(":")[1]) - 1] = True
-        if not verify or variant == "self_reliant":
-            # nobody volunteered: one of the alive seats is eliminated uniformly at random
-            alive_now &= gen.integers(0, alive, size=n) != 0
-            alive -= 1
-        left -= 1
-        if left < 1 or alive < 1:
-            break
-    mean = float(score.mean())
-    se = float(score.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
+    m = len(state.uncertain)
+    masks = gen.choice(len(state.joint), size=n, p=np.asarray(state.joint) / sum(state.joint))
+    truth = ((masks[:, None] >> np.arange(m)) & 1).astype(bool) if m else np.zeros((n, 0), dtype=bool)
+    scores = _play(state, action, truth, gen, variant, named)
+    mean = float(scores.mean())
+    se = float(scores.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
     return mean, se

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.rundirs import DataWarning, RunDirError, discover_runs
+from analysis.yardstick.model import State
 from analysis.yardstick.score import DECISION_COLUMNS, score_runs
 from analysis.yardstick.summary import summarise, validate
 from analysis.yardstick.traces import RunTrace, engine_trace, iter_reference_traces
@@ -54,14 +55,20 @@ def load(paths: Iterable[str | Path], *, include_incomplete: bool = False) -> Lo
     return out
 
 
-def decisions_table(runs: list[RunTrace], *, prior: tuple[float, float], variant: str) -> pd.DataFrame:
-    """Every scored decision, in a stable order (source, run, session, game, round, seat)."""
-    df = pd.DataFrame(score_runs(runs, prior, variant), columns=DECISION_COLUMNS)
+def decisions_table(
+    runs: list[RunTrace], *, prior: tuple[float, float], variant: str
+) -> tuple[pd.DataFrame, list[State]]:
+    """Every scored decision, in a stable order (source, run, session, game, round, seat), and each one's
+    model state (same order)."""
+    rows = score_runs(runs, prior, variant)
+    states = [row.pop("_state") for row in rows]
+    df = pd.DataFrame(rows, columns=DECISION_COLUMNS)
     if df.empty:
-        return df
+        return df, states
     df["target"] = df["target"].astype("Int64")
     df = df.sort_values(["source", "run_id", "session", "game", "round", "seat"], kind="stable")
-    return df.reset_index(drop=True)
+    states = [states[i] for i in df.index]
+    return df.reset_index(drop=True), states
 
 
 def analyse_paths(
@@ -81,7 +88,7 @@ def analyse_paths(
     loaded = load(paths, include_incomplete=include_incomplete)
     n_games = sum(len(r.games) for r in loaded.runs)
     say(f"scoring {n_games} games of {len(loaded.runs)} run(s) ...")
-    decisions = decisions_table(loaded.runs, prior=prior, variant=variant)
+    decisions, states = decisions_table(loaded.runs, prior=prior, variant=variant)
     summary = summarise(decisions, n_resamples=n_resamples, seed=seed, level=level)
-    validation = validate(decisions, n_decisions=mc_decisions, n_sims=mc_sims, seed=seed)
+    validation = validate(decisions, states, n_decisions=mc_decisions, n_sims=mc_sims, seed=seed)
     return {"decisions": decisions, "summary": summary, "validation": validation}, loaded

@@ -57,61 +57,88 @@ DECISION_COLUMNS = [
 ]
 
 
-def _best(capsules: list[Capsule], probs: list[float]) -> int:
-    """Index of the most probable capsule (the first on ties)."""
-    return max(range(len(capsules)), key=lambda i: (probs[i], -i))
-
-
 class _Seat:
-    """What one seat can compute at the start of a round: capsule probabilities, its state, its password."""
+    """What one seat can compute at the start of a round: each puzzle's status, its state under the model.
+
+    A puzzle is *certain* when the seat owns it or a verifier vouched for one of its capsules, else
+    *uncertain*: its only capsule is the owner's, right with the owner's reliability at the start of the game
+    (``start``), conditioned on this game's failed passwords by the model.
+    """
 
     def __init__(
-        self, beliefs: Beliefs, game: GameTrace, rnd: RoundTrace, failed: list[dict[int, str]]
+        self,
+        seat: str,
+        start: dict[str, float],
+        game: GameTrace,
+        rnd: RoundTrace,
+        failed: list[dict[int, str]],
     ) -> None:
-        self.beliefs = beliefs
+        self.seat = seat
         self.game = game
         self.rnd = rnd
-        self.failed = failed
-        self.probs: dict[int, list[float]] = {}
+        probs: dict[int, float] = {}
         for k, caps in rnd.capsules.items():
             owner = game.owners[k]
-            self.probs[k] = [beliefs.capsule_prob(caps, c, owner) for c in caps]
-        self.best = {k: _best(rnd.capsules[k], self.probs[k]) for k in rnd.capsules}
-        best_creators = {k: rnd.capsules[k][i].creator for k, i in self.best.items()}
-        best_probs = {k: self.probs[k][i] for k, i in self.best.items()}
-        # A password that already failed this game: if only one of its capsules was uncertain, that one was wrong.
-        if best_creators in failed:
-            uncertain = [k for k, p in best_probs.items() if p < 1.0]
-            if len(uncertain) == 1:
-                best_probs[uncertain[0]] = 0.0
-        self.best_probs = best_probs
-        self.best_creators = best_creators
-
-    def state(self, seat: str) -> State:
-        return State(
-            coins=max(int(self.rnd.coins.get(seat, 0)), 0),
-            probs=tuple(self.best_probs.get(k, 1.0) for k in PUZZLES if k in self.rnd.capsules),
-            alive=max(len(self.rnd.alive), 1),
-            rounds_left=max(self.game.max_rounds - self.rnd.number + 1, 1),
+            if owner == seat or any(_vouched(c, owner) for c in caps):
+                probs[k] = 1.0
+            else:
+                probs[k] = start.get(owner, 0.5)
+        constraints = [s for s in (self._constraint(f, probs) for f in failed) if s is not None]
+        self.state = State.of(
+            coins=max(int(rnd.coins.get(seat, 0)), 0),
+            probs=probs,
+            alive=max(len(rnd.alive), 1),
+            rounds_left=max(game.max_rounds - rnd.number + 1, 1),
+            failed=constraints,
         )
 
-    def named_probs(self, names: dict[int, str] | None, lenient: bool) -> list[float]:
-        """Probabilities of the capsules a password names (0 for a puzzle it misses or a name that selects
-        nothing); 0 overall for a password that already failed this game."""
-        out: list[float] = []
-        creators: dict[int, str] = {}
-        for k in sorted(self.rnd.capsules):
-            caps = self.rnd.capsules[k]
-            capsule = resolve_name(caps, (names or {}).get(k, ""), lenient) if names and k in names else None
+    def _status(self, k: int, capsule: Capsule) -> str:
+        """``right``, ``wrong`` or ``uncertain`` for a capsule of puzzle k, as this seat sees it now."""
+        caps = self.rnd.capsules[k]
+        owner = self.game.owners[k]
+        if owner == self.seat:
+            return "right" if self.seat in capsule.endorsers else "wrong"
+        if _vouched(capsule, owner):
+            return "right"
+        if any(_vouched(c, owner) for c in caps if c is not capsule):
+            return "wrong"
+        return "uncertain"
+
+    def _constraint(self, password: dict[int, str], probs: dict[int, float]) -> list[int] | None:
+        """The uncertain puzzles a failed password named (not all right), or None when it named a capsule now
+        known to be wrong (which explains the failure)."""
+        out = []
+        for k, creator in password.items():
+            capsule = next((c for c in self.rnd.capsules.get(k, []) if c.creator == creator), None)
             if capsule is None:
-                out.append(0.0)
-                continue
-            creators[k] = capsule.creator
-            i = caps.index(capsule)
-            out.append(self.best_probs[k] if i == self.best[k] else self.probs[k][i])
-        if creators in self.failed:
-            return [0.0]
+                return None
+            status = self._status(k, capsule)
+            if status == "wrong":
+                return None
+            if status == "uncertain" and probs.get(k, 1.0) < 1.0:
+                out.append(k)
         return out
+
+    def named(self, names: dict[int, str] | None, lenient: bool) -> tuple[list[int], bool]:
+        """(the uncertain puzzles a password names, whether it names a capsule known to be wrong, misses a
+        puzzle or names nothing)."""
+        uncertain: list[int] = []
+        for k in sorted(self.rnd.capsules):
+            name = (names or {}).get(k)
+            capsule = resolve_name(self.rnd.capsules[k], name, lenient) if name else None
+            if capsule is None:
+                return uncertain, True
+            status = self._status(k, capsule)
+            if status == "wrong":
+                return uncertain, True
+            if status == "uncertain":
+                uncertain.append(k)
+        return uncertain, False
+
+
+def _vouched(capsule: Capsule, owner: str) -> bool:
+    """A capsule someone other than the puzzle's owner opened or endorsed (verifiers are taken as exact)."""
+    return any(e != owner for e in capsule.endorsers)
 
 
 def _fmt(x: float) -> float:
@@ -121,32 +148,35 @@ def _fmt(x: float) -> float:
 def score_game(
     run: RunTrace, game: GameTrace, beliefs: dict[str, Beliefs], cluster: str, variant: str = "team"
 ) -> list[dict[str, Any]]:
-    """Rows for every decision of the tested seats in one game; updates ``beliefs`` with what each seat heard."""
+    """Rows for every decision of the tested seats in one game; updates ``beliefs`` with what each seat heard.
+    Each row also holds its model state under the private key ``_state`` (for the Monte Carlo check)."""
     rows: list[dict[str, Any]] = []
     lenient = run.capsule_names != "exact"
     failed: list[dict[int, str]] = []
-    for b in beliefs.values():
+    start: dict[str, dict[str, float]] = {}
+    for seat, b in beliefs.items():
         b.start_game()
+        start[seat] = {s: b.reliability(s) for s in game.owners.values() if s != seat}
     for rnd in game.rounds:
         for choice in rnd.choices:
             seat = choice.seat
             if seat == PARTNER or seat not in beliefs:
                 continue
-            view = _Seat(beliefs[seat], game, rnd, failed)
-            state = view.state(seat)
+            view = _Seat(seat, start[seat], game, rnd, failed)
+            state = view.state
             own = next((k for k, s in game.owners.items() if s == seat), None)
             targets = [k for k in PUZZLES if k in rnd.capsules and (run.own_verify != "illegal" or k != own)]
-            values = action_values(state, can_verify=targets, variant=variant)
+            values = action_values(state, targets, variant)
             best_value = max(values.values())
             best = best_action(values)
             if choice.action == "volunteer":
-                named = view.named_probs(choice.names, lenient)
-                chosen = ev_volunteer(state, named)
-                risk_volunteer = death_risk_volunteer(named)
+                named, wrong = view.named(choice.names, lenient)
+                chosen = ev_volunteer(state, named, wrong=wrong)
+                risk_volunteer = death_risk_volunteer(state, named, wrong=wrong)
             else:
                 key = f"verify:{choice.target}" if choice.action == "verify" else "pass"
                 chosen = values.get(key, values["pass"])
-                risk_volunteer = death_risk_volunteer(state.probs)
+                risk_volunteer = death_risk_volunteer(state)
             gain = math.nan
             protective: bool | None = None
             if choice.action == "verify":
@@ -187,9 +217,10 @@ def score_game(
                 "protective": protective,
             }
             for k in PUZZLES:
-                row[f"p_Q{k}"] = _fmt(view.best_probs[k]) if k in view.best_probs else None
+                row[f"p_Q{k}"] = _fmt(state.prob(k)) if k in rnd.capsules else None
                 value = values.get(f"verify:{k}")
                 row[f"ev_verify_Q{k}"] = _fmt(value) if value is not None else None
+            row["_state"] = state
             rows.append(row)
         if rnd.password is not None and rnd.correct is False:
             failed.append(dict(rnd.password))
