@@ -90,7 +90,9 @@ class JobContext:
         if self._llm is None:
             from trustsim.llm import build_client
 
-            self._llm = build_client(self.cfg.get("model") or {}, self.cfg.get("llm") or {})
+            self._llm = build_client(
+                self.cfg.get("model") or {}, self.cfg.get("llm") or {}, job=self.config_hash
+            )
         return self._llm
 
     def llm_stats(self) -> dict[str, Any] | None:

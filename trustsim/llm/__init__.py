@@ -10,14 +10,16 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from trustsim.llm.budget import Budget, BudgetReached
 from trustsim.llm.client import LLMClient, check_key_env
 from trustsim.llm.config import LLMConfig, ModelConfig, parse_llm_config, parse_model_config
 from trustsim.llm.errors import MissingKeyError, ProviderError, ReplayMissError, StoreError
-from trustsim.llm.store import RequestStore
+from trustsim.llm.store import RequestStore, ShardedStore
 from trustsim.llm.types import ChatRequest, ChatResponse
 from trustsim.secrets import register_secret_env
 
 __all__ = [
+    "BudgetReached",
     "ChatRequest",
     "ChatResponse",
     "LLMClient",
@@ -27,6 +29,7 @@ __all__ = [
     "ProviderError",
     "ReplayMissError",
     "RequestStore",
+    "ShardedStore",
     "StoreError",
     "build_client",
     "parse_llm_config",
@@ -34,13 +37,18 @@ __all__ = [
 ]
 
 
-def build_client(model_cfg: Any, llm_cfg: Any, *, base_dir: str | Path | None = None) -> LLMClient:
+def build_client(
+    model_cfg: Any, llm_cfg: Any, *, base_dir: str | Path | None = None, job: str | None = None
+) -> LLMClient:
     """Validate the ``model`` and ``llm`` config groups and build the job's client.
 
     Args:
         model_cfg: the ``model`` group (DictConfig, dict or :class:`ModelConfig`).
         llm_cfg: the ``llm`` group (DictConfig, dict or :class:`LLMConfig`).
-        base_dir: directory a relative ``llm.store_path`` is resolved against (default: the working dir).
+        base_dir: directory a relative ``llm.store_path``/``llm.store_dir`` is resolved against (default: the
+            working dir).
+        job: the job's config hash: recorded with every stored response (``llm.budget_usd`` counts the
+            job's spend by it) and the name of the job's shard under ``llm.store_dir``.
 
     Raises:
         trustsim.errors.ConfigError: a value is invalid, the key variable is not set
@@ -49,7 +57,7 @@ def build_client(model_cfg: Any, llm_cfg: Any, *, base_dir: str | Path | None = 
     """
     model = model_cfg if isinstance(model_cfg, ModelConfig) else parse_model_config(model_cfg)
     llm = llm_cfg if isinstance(llm_cfg, LLMConfig) else parse_llm_config(llm_cfg)
-    store_path = Path(llm.store_path).expanduser()
+    store_path = Path(llm.store_dir or llm.store_path).expanduser()
     if not store_path.is_absolute():
         store_path = Path(base_dir or Path.cwd()) / store_path
     register_secret_env(model.api_key_env)
@@ -61,22 +69,31 @@ def build_client(model_cfg: Any, llm_cfg: Any, *, base_dir: str | Path | None = 
 
         local.check_available(model.local)  # fail at start, naming the key, when something is missing
         local.register(model.local)
-    return LLMClient(model, llm, open_store(store_path, read_only=llm.replay_only))
+    store = open_store(store_path, read_only=llm.replay_only, job=job, sharded=llm.store_dir is not None)
+    return LLMClient(model, llm, store, budget=Budget(model, llm, store, job))
 
 
-def open_store(path: Path, *, read_only: bool) -> RequestStore:
-    """Open the request store; a path that cannot be used is a config error naming ``llm.store_path``."""
+def open_store(
+    path: Path, *, read_only: bool, job: str | None = None, sharded: bool = False
+) -> RequestStore | ShardedStore:
+    """Open the request store (a file, or with ``sharded`` a shard directory); a path that cannot be used is a
+    config error naming ``llm.store_path`` (``llm.store_dir``)."""
+    key = "llm.store_dir" if sharded else "llm.store_path"
     try:
-        return RequestStore(path, read_only=read_only)
+        if sharded:
+            return ShardedStore(path, job=job, read_only=read_only)
+        return RequestStore(path, read_only=read_only, job=job)
     except FileNotFoundError:
         raise StoreError(
             f"no request store at {path} (llm.replay_only=true replays from an existing store)",
-            resume="point llm.store_path at the store that holds the run, or drop llm.replay_only=true",
+            resume=f"point {key} at the store that holds the run, or drop llm.replay_only=true",
+            key=key,
         ) from None
     except (OSError, sqlite3.Error) as exc:
         how = "readable" if read_only else "writable"
         raise StoreError(
             f"cannot open the request store at {path} ({type(exc).__name__}: {exc})",
-            resume=f"choose a {how} llm.store_path"
+            resume=f"choose a {how} {key}"
             + ("" if read_only else ", or replay a read-only store with llm.replay_only=true"),
+            key=key,
         ) from None

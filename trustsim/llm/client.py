@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from trustsim.errors import TrustsimError
+from trustsim.llm.budget import Budget
 from trustsim.llm.config import LLMConfig, ModelConfig
 from trustsim.llm.errors import RESUME_HINT, MissingKeyError, ProviderError, ReplayMissError, StoreError
 from trustsim.llm.pacing import Backoff, RateLimiter
@@ -48,10 +49,12 @@ class LLMClient:
         llm: LLMConfig,
         store: RequestStore | None,
         transport: Transport = call_litellm,
+        budget: Budget | None = None,
     ) -> None:
         self.model = model
         self.llm = llm
         self.store = store
+        self.budget = budget or Budget(model, llm, store)  # prices calls; llm.budget_usd stops sending
         self._transport = transport
         self._backoff = Backoff(llm.backoff_base_s, llm.backoff_max_s, llm.backoff_seed)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -96,7 +99,7 @@ class LLMClient:
         canonical = canonical_request(model_id, api_base, req.messages, params, req.sample)
         key = request_key(canonical)
         if self.store is not None and self.llm.cache:
-            stored = self.store.get(key)
+            stored = self.store.get(key, canonical)
             if stored is not None:
                 self._stats["cache_hits"] += 1
                 return _response(stored, cached=True)
@@ -152,6 +155,7 @@ class LLMClient:
             raise
         finally:
             self._inflight.pop(key, None)
+            self.budget.finished()
 
     def _put(self, key: str, **row: Any) -> None:
         assert self.store is not None
@@ -242,6 +246,7 @@ class LLMClient:
             params = {**params, "extra_headers": {**(params.get("extra_headers") or {}), **headers}}
         attempts = 0
         async with sem:
+            await self.budget.before_send()  # at llm.budget_usd: waits for the calls in flight, then raises
             while True:
                 attempts += 1
                 await limiter.acquire()
@@ -277,6 +282,7 @@ class LLMClient:
                     log.warning("LLM call failed (%s); retry %d in %.2fs", cause, attempts, delay)
                     await asyncio.sleep(delay)
                     continue
+                result = self.budget.price(result)  # model.price, else litellm's cost; local 0
                 self._stats["calls_sent"] += 1
                 self._stats["prompt_tokens"] += result.prompt_tokens
                 self._stats["completion_tokens"] += result.completion_tokens

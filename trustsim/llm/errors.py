@@ -1,7 +1,7 @@
 """Errors of the LLM layer. Each carries the advice the run prints (``resume``) and its exit code.
 
 Exit codes of ``python -m trustsim``: 2 configuration or environment, 3 provider error, 4 replay miss,
-130 interrupted (see the README's "Exit codes").
+6 budget reached (:class:`trustsim.llm.budget.BudgetReached`), 130 interrupted (see the README's "Exit codes").
 """
 
 from __future__ import annotations
@@ -70,10 +70,10 @@ class MissingKeyError(ConfigError):
 
 
 class StoreError(ConfigError):
-    """The request store cannot be opened or written (``llm.store_path``)."""
+    """The request store cannot be opened or written (``llm.store_path``, or ``llm.store_dir``)."""
 
     exit_code = EXIT_CONFIG
 
-    def __init__(self, message: str, resume: str) -> None:
-        super().__init__("llm.store_path", message)
+    def __init__(self, message: str, resume: str, key: str = "llm.store_path") -> None:
+        super().__init__(key, message)
         self.resume = resume

@@ -1,19 +1,41 @@
-"""The request store: SQLite (WAL) keyed by the canonical request; cache, replay log and audit trail."""
+"""The request store, keyed by the canonical request: cache, replay log, audit trail and spend ledger.
+
+Two layouts (see docs/llm.md, "Store shards"):
+
+- :class:`RequestStore`: one SQLite file (``llm.store_path``), WAL mode, shared by the jobs of one machine.
+- :class:`ShardedStore`: a directory (``llm.store_dir``) for jobs on many machines sharing a network
+  filesystem. Each job writes only its own shard ``<dir>/<job>.sqlite`` (a single writer per file, rollback
+  journal, no WAL: SQLite's WAL needs shared memory that network filesystems do not provide) and reads every
+  other shard read-only for replay.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
+import os
+import socket
 import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+log = logging.getLogger(__name__)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS responses (
+SCHEMA_VERSION = 2  # 2: the ``job`` column (the config hash of the job that sent the request)
+SHARD_SUFFIX = ".sqlite"
+LOCK_SUFFIX = ".writer"
+RESCAN_S = 5.0  # how often a sharded store looks for shards written by other jobs
+
+COLUMNS = (
+    "key", "model", "api_base", "sample", "purpose", "request", "text", "prompt_tokens", "completion_tokens",
+    "cost_usd", "latency_s", "created", "job",
+)  # fmt: skip
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
     api_base TEXT,
@@ -25,10 +47,15 @@ CREATE TABLE IF NOT EXISTS responses (
     completion_tokens INTEGER NOT NULL,
     cost_usd REAL NOT NULL,
     latency_s REAL NOT NULL,
-    created REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
+    created REAL NOT NULL,
+    job TEXT
+)""",
+    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+_INSERT = f"INSERT OR REPLACE INTO responses ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+_GET = (
+    "SELECT text, prompt_tokens, completion_tokens, cost_usd, latency_s, request FROM responses WHERE key = ?"
+)
 
 
 def canonical_request(
@@ -53,17 +80,49 @@ class StoredResponse:
     latency_s: float
 
 
+def migrate(conn: sqlite3.Connection) -> None:
+    """Bring a writable store to the current schema: a store written before spend was tracked per job gets
+    the ``job`` column (its old rows hold NULL: no job's spend, still replayed)."""
+    for statement in _SCHEMA:
+        conn.execute(statement)
+    cols = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+    if "job" not in cols:
+        conn.execute("ALTER TABLE responses ADD COLUMN job TEXT")
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(name, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+    )
+
+
+def has_job_column(conn: sqlite3.Connection) -> bool:
+    return any(row[1] == "job" for row in conn.execute("PRAGMA table_info(responses)"))
+
+
+def spend_of(conn: sqlite3.Connection, job: str | None = None) -> float:
+    """Spend recorded in one store file: all of it, or the rows sent by ``job`` (0 for an old store)."""
+    if job is None:
+        return float(conn.execute("SELECT COALESCE(SUM(cost_usd), 0) FROM responses").fetchone()[0])
+    if not has_job_column(conn):
+        return 0.0
+    sql = "SELECT COALESCE(SUM(cost_usd), 0) FROM responses WHERE job = ?"
+    return float(conn.execute(sql, (job,)).fetchone()[0])
+
+
 class RequestStore:
     """A SQLite request store. Every ``put`` commits, so a killed run loses at most in-flight calls.
 
-    Safe to share between processes (WAL); one connection per store object, used from one thread.
-    ``read_only=True`` opens an existing store for replay without writing anything (it may sit on a read-only
-    file or directory). Opening fails with ``OSError`` or ``sqlite3.Error`` when the store cannot be used.
+    ``journal="wal"`` (default): safe to share between processes of one machine. ``journal="delete"``: a
+    rollback journal, for a file with a single writer on a network filesystem (a shard). One connection per
+    store object. ``read_only=True`` opens an existing store for replay without writing anything (it may sit
+    on a read-only file or directory). ``job`` is written into every row this object stores. Opening fails
+    with ``OSError`` or ``sqlite3.Error`` when the store cannot be used.
     """
 
-    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+    def __init__(
+        self, path: str | Path, *, read_only: bool = False, job: str | None = None, journal: str = "wal"
+    ) -> None:
         self.path = Path(path)
         self.read_only = read_only
+        self.job = job
         if read_only:
             self._conn = open_read_only(self.path)
             return
@@ -72,24 +131,19 @@ class RequestStore:
             str(self.path), timeout=30.0, isolation_level=None, check_same_thread=False
         )
         try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
-            self._conn.execute(
-                "INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-            )
+            self._conn.execute(f"PRAGMA journal_mode={'WAL' if journal == 'wal' else 'DELETE'}")
+            self._conn.execute(f"PRAGMA synchronous={'NORMAL' if journal == 'wal' else 'FULL'}")
             self._conn.execute("BEGIN IMMEDIATE")  # proves the store is writable now, not at the first answer
-            self._conn.execute("ROLLBACK")
+            migrate(self._conn)
+            self._conn.execute("COMMIT")
         except BaseException:
             self._conn.close()
             raise
 
-    def get(self, key: str) -> StoredResponse | None:
-        row = self._conn.execute(
-            "SELECT text, prompt_tokens, completion_tokens, cost_usd, latency_s FROM responses WHERE key = ?",
-            (key,),
-        ).fetchone()
-        return StoredResponse(*row) if row else None
+    def get(self, key: str, canonical: str | None = None) -> StoredResponse | None:
+        """The stored response of ``key``; with ``canonical``, only a row whose request is that text."""
+        row = self._conn.execute(_GET, (key,)).fetchone()
+        return StoredResponse(*row[:5]) if row and (canonical is None or row[5] == canonical) else None
 
     def put(
         self,
@@ -104,23 +158,14 @@ class RequestStore:
     ) -> None:
         if self.read_only:
             raise sqlite3.OperationalError("the request store was opened read-only (llm.replay_only)")
-        self._conn.execute(
-            "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                model,
-                api_base,
-                sample,
-                purpose,
-                canonical,
-                response.text,
-                response.prompt_tokens,
-                response.completion_tokens,
-                response.cost_usd,
-                response.latency_s,
-                time.time(),
-            ),
-        )
+        r = response
+        row = (key, model, api_base, sample, purpose, canonical, r.text, r.prompt_tokens, r.completion_tokens,
+               r.cost_usd, r.latency_s, time.time(), self.job)  # fmt: skip
+        self._conn.execute(_INSERT, row)
+
+    def spend(self, job: str | None = None) -> float:
+        """Recorded spend in USD: all rows, or those sent by ``job``."""
+        return spend_of(self._conn, job)
 
     def __len__(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
@@ -132,14 +177,15 @@ class RequestStore:
         self._conn.close()
 
 
-def open_read_only(path: Path) -> sqlite3.Connection:
+def open_read_only(path: Path, *, immutable_ok: bool = True) -> sqlite3.Connection:
     """Open an existing store without writing: ``mode=ro``, else ``immutable=1`` (a read-only directory,
-    where SQLite cannot create the WAL index)."""
+    where SQLite cannot create the WAL index). ``immutable_ok=False`` (another job's shard, which may be
+    written while we read): ``mode=ro`` only, so SQLite's locks and hot-journal check stay in force."""
     if not path.is_file():
         raise FileNotFoundError(f"no request store at {path}")
     uri = path.resolve().as_uri()
     last: sqlite3.Error | None = None
-    for flags in ("mode=ro", "mode=ro&immutable=1"):
+    for flags in ("mode=ro", "mode=ro&immutable=1") if immutable_ok else ("mode=ro",):
         conn = sqlite3.connect(f"{uri}?{flags}", uri=True, timeout=30.0, check_same_thread=False)
         try:
             conn.execute("SELECT COUNT(*) FROM responses").fetchone()
@@ -149,3 +195,190 @@ def open_read_only(path: Path) -> sqlite3.Connection:
             last = exc
     assert last is not None
     raise last
+
+
+# -- shards ------------------------------------------------------------------------------------------------
+def shard_files(directory: str | Path) -> list[Path]:
+    """Every shard of a store directory, sorted by name (the replay order after the job's own shard)."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.name.endswith(SHARD_SUFFIX) and p.is_file())
+
+
+def shard_name(job: str | None) -> str:
+    """The shard stem of a job: its config hash (first 16 hex digits), else host and pid (one writer)."""
+    if job:
+        return job[:16]
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def writer_holder(lock: Path) -> dict[str, Any]:
+    """The content of a shard's writer lock file (``{}`` when unreadable)."""
+    try:
+        data = json.loads(lock.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def writer_alive(holder: dict[str, Any]) -> bool:
+    """Whether a writer lock's holder may still run: a process on another host counts as alive."""
+    from trustsim.rundir.lock import pid_alive
+
+    if holder.get("host") != socket.gethostname():
+        return True
+    try:
+        return pid_alive(int(holder.get("pid", -1)))
+    except (TypeError, ValueError):
+        return False
+
+
+def claim_shard(directory: Path, job: str | None) -> tuple[Path, Path]:
+    """Claim a shard this process alone writes: ``<job>.sqlite``, or ``<job>~2.sqlite``... when another
+    live process (the same job run twice at once) holds it. The claim is a lock file created with
+    ``O_CREAT | O_EXCL`` (atomic on NFS v3+) holding host and pid; one left by a dead process of this host is
+    taken over. Returns (shard path, lock path)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = shard_name(job)
+    for n in range(1, 1000):
+        shard = directory / f"{stem}{'' if n == 1 else f'~{n}'}{SHARD_SUFFIX}"
+        lock = shard.with_name(shard.name + LOCK_SUFFIX)
+        holder = {"host": socket.gethostname(), "pid": os.getpid(), "job": job, "started": time.time()}
+        for _ in range(2):
+            try:
+                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                if writer_alive(writer_holder(lock)):
+                    break
+                with contextlib.suppress(FileNotFoundError):
+                    lock.unlink()  # a dead process of this host left it
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(holder, f)
+            return shard, lock
+    raise OSError(f"no free shard for job {stem} in {directory}")
+
+
+class ShardedStore:
+    """A store directory (``llm.store_dir``): this job writes one shard, replay reads every shard.
+
+    - Writes go to the job's own shard only (single writer, rollback journal, ``synchronous=FULL``), so two
+      machines never write one file and no WAL shared-memory index is needed.
+    - Reads try the own shard, then every other shard (sorted by name) opened ``mode=ro``: a reader never
+      writes another job's file. A hit from another shard must carry this exact canonical request; an error
+      reading another shard (a writer mid-commit, a hot journal of a killed job, a damaged file) counts as
+      a miss for that shard: the request is then sent and stored in the own shard. Shards written by other
+      jobs during the run are picked up every few seconds.
+    - ``read_only=True`` (``llm.replay_only``) writes nothing: no shard, no lock.
+    """
+
+    def __init__(self, directory: str | Path, *, job: str | None = None, read_only: bool = False) -> None:
+        self.directory = Path(directory)
+        self.job = job
+        self.read_only = read_only
+        self._lock: Path | None = None
+        self._own: RequestStore | None = None
+        if read_only:
+            if not shard_files(self.directory):
+                raise FileNotFoundError(f"no request store shard in {self.directory}")
+        else:
+            shard, self._lock = claim_shard(self.directory, job)
+            try:
+                self._own = RequestStore(shard, job=job, journal="delete")
+            except BaseException:
+                self._release()
+                raise
+        self.path = self._own.path if self._own is not None else self.directory
+        self._others: dict[Path, sqlite3.Connection | None] = {}
+        self._scanned = 0.0
+        self._scan(force=True)
+
+    def _scan(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._scanned < RESCAN_S:
+            return
+        self._scanned = now
+        own = self._own.path.resolve() if self._own is not None else None
+        for path in shard_files(self.directory):
+            if path not in self._others and path.resolve() != own:
+                self._others[path] = None  # opened on first use
+
+    def _other(self, path: Path) -> sqlite3.Connection | None:
+        conn = self._others.get(path)
+        if conn is None:
+            try:
+                conn = open_read_only(path, immutable_ok=False)
+            except (OSError, sqlite3.Error) as exc:
+                log.debug("shard %s not readable now (%s)", path, exc)
+                return None
+            self._others[path] = conn
+        return conn
+
+    def get(self, key: str, canonical: str | None = None) -> StoredResponse | None:
+        """The own shard's response, else another shard's whose stored request is ``canonical`` (when
+        given)."""
+        if self._own is not None:
+            hit = self._own.get(key, canonical)
+            if hit is not None:
+                return hit
+        self._scan()
+        for path in list(self._others):
+            conn = self._other(path)
+            if conn is None:
+                continue
+            try:
+                row = conn.execute(_GET, (key,)).fetchone()
+            except sqlite3.Error as exc:  # a writer mid-commit, a hot journal: a miss here, retried later
+                log.debug("shard %s: %s", path, exc)
+                conn.close()
+                self._others[path] = None
+                continue
+            if row and (canonical is None or row[5] == canonical):
+                return StoredResponse(*row[:5])
+        return None
+
+    def put(self, key: str, **row: Any) -> None:
+        if self._own is None:
+            raise sqlite3.OperationalError("the request store was opened read-only (llm.replay_only)")
+        self._own.put(key, **row)
+
+    def spend(self, job: str | None = None) -> float:
+        """Recorded spend over every shard: all rows, or those sent by ``job``."""
+        self._scan(force=True)
+        total = self._own.spend(job) if self._own is not None else 0.0
+        for path in list(self._others):
+            conn = self._other(path)
+            if conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    total += spend_of(conn, job)
+        return total
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def keys(self) -> set[str]:
+        self._scan(force=True)
+        out = self._own.keys() if self._own is not None else set()
+        for path in list(self._others):
+            conn = self._other(path)
+            if conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    out |= {row[0] for row in conn.execute("SELECT key FROM responses")}
+        return out
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            with contextlib.suppress(OSError):
+                if writer_holder(self._lock).get("pid") == os.getpid():
+                    self._lock.unlink()
+            self._lock = None
+
+    def close(self) -> None:
+        for conn in self._others.values():
+            if conn is not None:
+                conn.close()
+        self._others.clear()
+        if self._own is not None:
+            self._own.close()
+        self._release()

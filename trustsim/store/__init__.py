@@ -1,9 +1,11 @@
-"""``python -m trustsim.store``: look after the request store (size and counts; prune by model or age).
+"""``python -m trustsim.store``: look after the request store (size and counts; prune by model or age; merge
+shards).
 
-Reads and deletes rows of the store's existing ``responses`` table (see :mod:`trustsim.llm.store`; the schema
-is not changed here). ``info`` opens the store read-only; ``prune`` deletes in one transaction.
+Works on a store file (``llm.store_path``) or a shard directory (``llm.store_dir``). ``info`` opens stores
+read-only; ``prune`` deletes in one transaction per file; ``merge`` copies responses into one store,
+de-duplicated by request key (see :mod:`trustsim.llm.store`).
 """
 
-from trustsim.store.manage import StoreInfo, prune, store_info
+from trustsim.store.manage import StoreInfo, merge, prune, store_info
 
-__all__ = ["StoreInfo", "prune", "store_info"]
+__all__ = ["StoreInfo", "merge", "prune", "store_info"]

@@ -1,4 +1,5 @@
-"""``python -m trustsim.store [--path STORE] {info,prune}``: the request store's size and counts; pruning."""
+"""``python -m trustsim.store [--path STORE|DIR] {info,prune,merge}``: the request store's size and counts;
+pruning; merging shards (``llm.store_dir``) into one store."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from trustsim.store.manage import StoreCommandError, prune, store_info
+from trustsim.store.manage import StoreCommandError, merge, prune, store_info
 
 DEFAULT_STORE = "outputs/request_store.sqlite"  # conf/llm/default.yaml llm.store_path
 
@@ -39,7 +40,13 @@ def _info(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(asdict(info), indent=2))
         return 0
-    print(f"request store {info.path}: {_size(info.bytes)}, {info.responses} stored response(s)")
+    shards = f" in {info.shards} shard(s)" if info.shards else ""
+    print(
+        f"request store {info.path}: {_size(info.bytes)}, {info.responses} stored response(s){shards}, "
+        f"recorded spend ${info.cost_usd:.4f}"
+    )
+    if info.writers:
+        print(f"being written now: {', '.join(info.writers)}")
     for key, rows in (("model", info.by_model), ("date", info.by_date), ("purpose", info.by_purpose)):
         if rows:
             print(f"by {key}{' (UTC, when stored)' if key == 'date' else ''}:")
@@ -73,11 +80,31 @@ def _prune(args: argparse.Namespace) -> int:
     return 0
 
 
+def _merge(args: argparse.Namespace) -> int:
+    result = merge(args.sources, args.out)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    for r in result["sources"]:
+        conflicts = f", {r['conflicts']} with a different answer (kept the first)" if r["conflicts"] else ""
+        print(f"  {r['source']}: {r['responses']} read, {r['added']} added, {r['duplicates']} duplicate(s)"
+              f"{conflicts}")  # fmt: skip
+    print(
+        f"merged {len(result['sources'])} store(s) into {result['out']}: {result['added']} response(s) added, "
+        f"{result['responses']} in all"
+    )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m trustsim.store", description="The request store: size and counts; pruning."
     )
-    parser.add_argument("--path", default=DEFAULT_STORE, help=f"the store (llm.store_path; {DEFAULT_STORE})")
+    parser.add_argument(
+        "--path",
+        default=DEFAULT_STORE,
+        help=f"the store file (llm.store_path; {DEFAULT_STORE}) or shard directory (llm.store_dir)",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="size, and counts by model, by date and by purpose")
@@ -88,9 +115,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--older-than", type=float, metavar="DAYS", help="stored more than DAYS days ago")
     p.add_argument("--dry-run", action="store_true", help="show what would be deleted, delete nothing")
     p.add_argument("--vacuum", action="store_true", help="compact the file afterwards")
+    m = sub.add_parser("merge", help="merge stores and shard directories into one store (dedup by key)")
+    m.add_argument("sources", nargs="+", help="store files and/or shard directories (llm.store_dir)")
+    m.add_argument("--out", required=True, help="the merged store (created, or added to)")
     args = parser.parse_args(argv)
     try:
-        return _info(args) if args.command == "info" else _prune(args)
+        return {"info": _info, "prune": _prune, "merge": _merge}[args.command](args)
     except StoreCommandError as exc:
         print(f"trustsim.store: {exc}", file=sys.stderr)
         return 2

@@ -1,4 +1,9 @@
-"""Queries over the request store's ``responses`` table: summaries and pruning (no schema change)."""
+"""Queries over request stores: summaries, pruning and merging, for a store file or a shard directory.
+
+A store is a SQLite file (``llm.store_path``) or a directory of shards (``llm.store_dir``: one file per
+job, see :class:`trustsim.llm.store.ShardedStore`). ``info`` reads read-only; ``prune`` deletes in one
+transaction per file; ``merge`` copies responses into one store, de-duplicated by request key.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trustsim.llm.store import open_read_only
+from trustsim.llm.store import (
+    COLUMNS,
+    LOCK_SUFFIX,
+    has_job_column,
+    migrate,
+    open_read_only,
+    shard_files,
+    writer_alive,
+    writer_holder,
+)
 
 DAY_S = 86400.0
 _GROUP_SQL = (
@@ -24,7 +38,9 @@ class StoreCommandError(Exception):
 
 @dataclass
 class StoreInfo:
-    """Size on disk (the database plus its WAL files), and counts per model, per day (UTC) and per purpose."""
+    """Size on disk (the database plus its WAL/journal files), and counts per model, per day (UTC) and per
+    purpose; for a shard directory, summed over its shards (``shards``; ``writers``: shards a job is writing
+    now, by their lock files)."""
 
     path: str
     bytes: int
@@ -32,11 +48,28 @@ class StoreInfo:
     by_model: list[dict[str, Any]] = field(default_factory=list)
     by_date: list[dict[str, Any]] = field(default_factory=list)
     by_purpose: list[dict[str, Any]] = field(default_factory=list)
+    cost_usd: float = 0.0
+    shards: int = 0
+    writers: list[str] = field(default_factory=list)
 
 
 def size_on_disk(path: Path) -> int:
-    """Bytes of the store file and its ``-wal``/``-shm`` companions."""
-    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.is_file())
+    """Bytes of the store file and its ``-wal``/``-shm``/``-journal`` companions."""
+    parts = (path, *(Path(f"{path}{s}") for s in ("-wal", "-shm", "-journal")))
+    return sum(p.stat().st_size for p in parts if p.is_file())
+
+
+def store_files(path: str | Path) -> list[Path]:
+    """The store files of ``path``: itself, or every shard of a directory."""
+    path = Path(path)
+    if path.is_dir():
+        files = shard_files(path)
+        if not files:
+            raise StoreCommandError(f"no request store shard (*.sqlite) in {path}")
+        return files
+    if not path.is_file():
+        raise StoreCommandError(f"no request store at {path} (set --path to the store, llm.store_path)")
+    return [path]
 
 
 def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
@@ -52,29 +85,52 @@ def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
     return conn
 
 
-def _groups(conn: sqlite3.Connection, key: str, label: str) -> list[dict[str, Any]]:
-    return [
-        {label: k, "responses": n, "prompt_tokens": p or 0, "completion_tokens": c or 0, "cost_usd": u or 0.0}
-        for k, n, p, c, u in conn.execute(_GROUP_SQL.format(key=key))
-    ]
+def _groups(conns: list[sqlite3.Connection], key: str, label: str) -> list[dict[str, Any]]:
+    merged: dict[Any, dict[str, Any]] = {}
+    for conn in conns:
+        for k, n, p, c, u in conn.execute(_GROUP_SQL.format(key=key)):
+            row = merged.setdefault(
+                k, {label: k, "responses": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+            )
+            row["responses"] += n
+            row["prompt_tokens"] += p or 0
+            row["completion_tokens"] += c or 0
+            row["cost_usd"] += u or 0.0
+    return [merged[k] for k in sorted(merged, key=lambda v: (v is None, str(v)))]
+
+
+def live_writers(directory: Path) -> list[str]:
+    """Shards of a directory that a job may be writing now: ``name (pid P on host H)``."""
+    out = []
+    for lock in sorted(directory.glob(f"*{LOCK_SUFFIX}")):
+        holder = writer_holder(lock)
+        if writer_alive(holder):
+            out.append(f"{lock.name[: -len(LOCK_SUFFIX)]} (pid {holder.get('pid', '?')} on host "
+                       f"{holder.get('host', '?')})")  # fmt: skip
+    return out
 
 
 def store_info(path: str | Path) -> StoreInfo:
-    """Summarize the store at ``path`` (read-only)."""
+    """Summarize the store (or shard directory) at ``path``, read-only."""
     path = Path(path)
-    conn = _connect(path, write=False)
+    conns = [_connect(f, write=False) for f in store_files(path)]
     try:
-        total = int(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        total = sum(int(c.execute("SELECT COUNT(*) FROM responses").fetchone()[0]) for c in conns)
+        by_model = _groups(conns, "model", "model")
         return StoreInfo(
             str(path),
-            size_on_disk(path),
+            sum(size_on_disk(f) for f in store_files(path)),
             total,
-            _groups(conn, "model", "model"),
-            _groups(conn, "date(created, 'unixepoch')", "date"),
-            _groups(conn, "purpose", "purpose"),
+            by_model,
+            _groups(conns, "date(created, 'unixepoch')", "date"),
+            _groups(conns, "purpose", "purpose"),
+            cost_usd=sum(r["cost_usd"] for r in by_model),
+            shards=len(conns) if path.is_dir() else 0,
+            writers=live_writers(path) if path.is_dir() else [],
         )
     finally:
-        conn.close()
+        for conn in conns:
+            conn.close()
 
 
 def _where(models: list[str], older_than_days: float | None, now: float) -> tuple[str, list[Any]]:
@@ -98,10 +154,12 @@ def prune(
     now: float | None = None,
 ) -> dict[str, Any]:
     """Delete the responses of ``models`` and/or those stored more than ``older_than_days`` ago (both given:
-    rows matching both). Returns what matched per model and how many rows were deleted (0 on a dry run).
+    rows matching both), in a store file or every shard of a directory. Returns what matched per model and
+    how many rows were deleted (0 on a dry run).
 
     Raises:
-        StoreCommandError: No filter given, no store, or a store that cannot be written (read-only).
+        StoreCommandError: No filter given, no store, a store that cannot be written (read-only), or a shard
+            directory that a running job is writing (a shard has one writer: its job).
     """
     models = list(models or [])
     if not models and older_than_days is None:
@@ -111,12 +169,42 @@ def prune(
     if older_than_days is not None and older_than_days < 0:
         raise StoreCommandError(f"--older-than must be >= 0 days (got {older_than_days})")
     path = Path(path)
-    if not dry_run and path.is_file() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+    files = store_files(path)
+    if path.is_dir() and not dry_run and (busy := live_writers(path)):
         raise StoreCommandError(
-            f"cannot prune {path}: the store (or its folder) is read-only here; "
-            "prune a writable copy, or use --dry-run to see what would go"
+            f"cannot prune {path}: a job is writing {', '.join(busy)}; prune when no job uses the store "
+            f"directory (a lock file '*{LOCK_SUFFIX}' left by a job that is gone may be deleted)"
         )
     where, params = _where(models, older_than_days, time.time() if now is None else now)
+    matched: dict[str, dict[str, Any]] = {}
+    known: set[str] = set()
+    deleted = 0
+    for file in files:
+        if not dry_run and not (os.access(file, os.W_OK) and os.access(file.parent, os.W_OK)):
+            raise StoreCommandError(
+                f"cannot prune {file}: the store (or its folder) is read-only here; "
+                "prune a writable copy, or use --dry-run to see what would go"
+            )
+        found, names, n = _prune_file(file, where, params, dry_run=dry_run, vacuum=vacuum)
+        known |= names
+        deleted += n
+        for m in found:
+            row = matched.setdefault(m["model"], {"model": m["model"], "responses": 0, "cost_usd": 0.0})
+            row["responses"] += m["responses"]
+            row["cost_usd"] += m["cost_usd"]
+    return {
+        "path": str(path),
+        "matched": [matched[m] for m in sorted(matched)],
+        "deleted": deleted,
+        "dry_run": dry_run,
+        "unknown_models": [m for m in models if m not in known],
+        "known_models": sorted(known),
+    }
+
+
+def _prune_file(
+    path: Path, where: str, params: list[Any], *, dry_run: bool, vacuum: bool
+) -> tuple[list[dict[str, Any]], set[str], int]:
     conn = _connect(path, write=not dry_run)
     try:
         matched = [
@@ -126,7 +214,7 @@ def prune(
                 params,
             )
         ]
-        known = [row[0] for row in conn.execute("SELECT DISTINCT model FROM responses ORDER BY 1")]
+        known = {row[0] for row in conn.execute("SELECT DISTINCT model FROM responses")}
         deleted = 0
         if not dry_run and matched:
             try:
@@ -141,13 +229,73 @@ def prune(
                     conn.execute("ROLLBACK")
                 hint = "; it is read-only here: prune a writable copy" if "readonly" in str(exc) else ""
                 raise StoreCommandError(f"cannot prune {path}: {exc}{hint}") from exc
-        return {
-            "path": str(path),
-            "matched": matched,
-            "deleted": deleted,
-            "dry_run": dry_run,
-            "unknown_models": [m for m in models if m not in known],
-            "known_models": known,
-        }
+        return matched, known, deleted
     finally:
         conn.close()
+
+
+def merge(sources: list[str | Path], out: str | Path) -> dict[str, Any]:
+    """Copy every response of ``sources`` (store files and shard directories) into the store ``out``,
+    de-duplicated by request key: a key already in ``out`` (or in an earlier source; directories are read
+    shard by shard in name order) is kept and the later copy skipped. A new ``out`` uses a rollback journal
+    (safe on a network filesystem, and readable as a shard). Sources are only read.
+
+    Returns per source: responses read, added, duplicates skipped, and ``conflicts`` (duplicates whose
+    answer text differs from the kept one: the same request answered twice, e.g. without the store's
+    replay).
+    """
+    out = Path(out)
+    files: list[Path] = []
+    for source in sources:
+        for f in store_files(source):
+            if f.resolve() != out.resolve() and f.resolve() not in {g.resolve() for g in files}:
+                files.append(f)
+    if not files:
+        raise StoreCommandError("nothing to merge: the sources hold no store other than --out")
+    new = not out.is_file()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(out.resolve().as_uri(), uri=True, timeout=30.0, isolation_level=None)
+        if new:
+            conn.execute("PRAGMA journal_mode=DELETE")
+        conn.execute("BEGIN IMMEDIATE")
+        migrate(conn)
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        raise StoreCommandError(f"cannot write the merged store {out}: {exc}") from exc
+    report: list[dict[str, Any]] = []
+    cols = ", ".join(COLUMNS)
+    try:
+        for f in files:
+            src = _connect(f, write=False)  # a usable store, or a clear error
+            with_job = has_job_column(src)
+            src.close()
+            conn.execute("ATTACH DATABASE ? AS src", (f"{f.resolve().as_uri()}?mode=ro",))
+            try:
+                select = cols if with_job else cols.replace(", job", ", NULL")
+                conn.execute("BEGIN IMMEDIATE")
+                read = int(conn.execute("SELECT COUNT(*) FROM src.responses").fetchone()[0])
+                conflicts = int(
+                    conn.execute(
+                        "SELECT COUNT(*) FROM src.responses s JOIN main.responses m ON m.key = s.key "
+                        "WHERE m.text != s.text"
+                    ).fetchone()[0]
+                )
+                added = conn.execute(
+                    f"INSERT OR IGNORE INTO main.responses ({cols}) SELECT {select} FROM src.responses"
+                ).rowcount
+                conn.execute("COMMIT")
+            finally:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                conn.execute("DETACH DATABASE src")
+            report.append(
+                {"source": str(f), "responses": read, "added": added, "duplicates": read - added,
+                 "conflicts": conflicts}
+            )  # fmt: skip
+        total = int(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+    except sqlite3.Error as exc:
+        raise StoreCommandError(f"cannot merge into {out}: {exc}") from exc
+    finally:
+        conn.close()
+    return {"out": str(out), "sources": report, "added": sum(r["added"] for r in report), "responses": total}

@@ -1,0 +1,120 @@
+"""Spend: the price of each sent call, and the cap ``llm.budget_usd`` (per job, or per shared store).
+
+A call's cost comes from the model config's ``price`` (USD per million input and output tokens: local and
+OpenAI-compatible servers, models newer than litellm's price map) when it declares one, is 0 for the
+embedded model, and otherwise litellm's (its price map). Every stored response keeps its cost (``cost_usd``)
+and the job that sent it (``job``, the config hash), so the spend so far is a query on the store: a re-run
+or a resumed job counts what its earlier attempts spent.
+
+When the spend reaches the cap, no further request is sent: requests being sent finish (and are stored by
+the client), then :class:`BudgetReached` stops the job (``failed``, exit code 6).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from typing import Any
+
+from trustsim.errors import TrustsimError
+
+EXIT_BUDGET = 6
+SCOPES = ("job", "store")
+REFRESH_S = 1.0  # how often the spend recorded by other clients and jobs is re-read from the store
+
+
+class BudgetReached(TrustsimError):
+    """The spend recorded against ``llm.budget_usd`` reached the cap; no further request was sent."""
+
+    exit_code = EXIT_BUDGET
+
+    def __init__(self, spent: float, cap: float, scope: str, where: str) -> None:
+        self.spent = spent
+        self.cap = cap
+        self.scope = scope
+        what = "this job's spend" if scope == "job" else f"the spend recorded in the request store {where}"
+        super().__init__(f"budget reached: {what} is ${spent:.4f} of llm.budget_usd=${cap:g}")
+        self.resume = (
+            "raise llm.budget_usd (or drop it) and re-run the same command to resume: stored responses are "
+            "replayed, not sent (nor paid) again"
+        )
+
+
+def price_per_mtok(model: Any) -> tuple[float, float] | None:
+    """(input, output) USD per million tokens from ``model.price``, or None when the model declares none."""
+    price = getattr(model, "price", None)
+    if not price:
+        return None
+    if isinstance(price, dict):
+        return float(price.get("input_per_mtok") or 0), float(price.get("output_per_mtok") or 0)
+    return float(getattr(price, "input_per_mtok", 0) or 0), float(getattr(price, "output_per_mtok", 0) or 0)
+
+
+def call_cost(model: Any, litellm_cost: float, prompt_tokens: int, completion_tokens: int) -> float:
+    """The cost of one sent call, in the order preview estimates it: the model config's ``price`` when it
+    declares one; 0 for the embedded model; else litellm's (0 for a model its price map does not know)."""
+    price = price_per_mtok(model)
+    if price is not None:
+        return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1e6
+    if getattr(model, "provider", "litellm") == "local":
+        return 0.0
+    return float(litellm_cost) if litellm_cost and litellm_cost > 0 else 0.0
+
+
+class Budget:
+    """One client's view of the spend and the cap (``llm.budget_usd``, ``llm.budget_scope``).
+
+    ``job`` is the job's config hash, recorded with every stored response; ``store`` is the client's
+    request store (a file or a shard directory). Without a cap, it only prices calls.
+    """
+
+    def __init__(self, model: Any, llm: Any, store: Any, job: str | None = None) -> None:
+        self.model = model
+        self.cap: float | None = getattr(llm, "budget_usd", None)
+        self.scope: str = getattr(llm, "budget_scope", "job")
+        self.store = store
+        self.job = job
+        self.reached = False
+        self._sending: set[asyncio.Task[Any] | None] = set()
+        self._read_at = -1e9
+        self._read = 0.0
+        self._since = 0.0  # spend priced by this client since the last read of the store
+
+    def price(self, result: Any) -> Any:
+        """``result`` (a transport ``CallResult``) with its cost set, counted towards the spend."""
+        cost = call_cost(self.model, result.cost_usd, result.prompt_tokens, result.completion_tokens)
+        self._since += cost
+        return result if cost == result.cost_usd else dataclasses.replace(result, cost_usd=cost)
+
+    def spent(self) -> float:
+        """The spend the cap is compared with: the store's record (re-read at most every second) plus what
+        this client priced since."""
+        if self.store is None or (self.scope == "job" and self.job is None):
+            return self._since  # outside a job (no job id in the store): this client's own spend
+        now = time.monotonic()
+        if now - self._read_at >= REFRESH_S:
+            self._read = float(self.store.spend(None if self.scope == "store" else self.job))
+            self._since = 0.0
+            self._read_at = now
+        return self._read + self._since
+
+    async def before_send(self) -> None:
+        """Called before a request is first sent. Under the cap: the request counts as being sent until
+        :meth:`finished`. At the cap: waits until the requests being sent have finished (they are stored),
+        then raises :class:`BudgetReached`."""
+        if self.cap is None:
+            return
+        if not self.reached and self.spent() >= self.cap:
+            self.reached = True
+        if self.reached:
+            while self._sending:
+                await asyncio.sleep(0.02)
+            self._read_at = -1e9
+            where = str(getattr(self.store, "path", ""))
+            raise BudgetReached(self.spent(), self.cap, self.scope, where)
+        self._sending.add(asyncio.current_task())
+
+    def finished(self) -> None:
+        """The current task's request is done (answered and stored, or failed)."""
+        self._sending.discard(asyncio.current_task())
