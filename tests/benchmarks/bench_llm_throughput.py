@@ -1,12 +1,22 @@
-"""Decision throughput of trustsim's LLM client vs bare ``litellm.acompletion`` (same concurrency).
+"""LLM-path throughput: trustsim's client and whole agent decision vs bare ``litellm.acompletion`` and raw HTTP.
 
-A fake OpenAI-compatible server (separate process, fixed latency) answers every request. For each
-concurrency level, both paths send N distinct requests and we report requests/second, the ratio
-trustsim / bare, and the speed-up over the sequential (concurrency 1) rate. trustsim's path includes the
-request store (SQLite, a fresh file per level, so nothing is a cache hit) and parsing the answer; the
-agent path is the whole decision (LLM agents build their prompts, call the client, parse, remember).
+A fake OpenAI-compatible server (its own process, fixed latency) answers every request. Each variant runs in
+its OWN worker process (imports, garbage collector and connection pools are not shared, as for a user who
+runs only that code), and sends N distinct chat requests at a fixed concurrency:
 
-    python tests/benchmarks/bench_llm_throughput.py [--latency 0.2] [--levels 1,8,32,64] [--reps 2]
+- ``bare``: ``litellm.acompletion`` called directly (plain ``import litellm``, no trustsim code);
+- ``httpx``: raw ``httpx.AsyncClient`` posting the same chat-completions JSON (max_connections = concurrency);
+- ``aiohttp``: raw ``aiohttp.ClientSession`` (the transport litellm itself uses), connector limit = concurrency;
+- ``client``: ``LLMClient.complete`` (request store, a fresh SQLite file per run so nothing is a cache hit,
+  retries, redaction) plus parsing the answer;
+- ``agent``: the whole decision: escape-room LLM agents build their prompts, call the client, parse, remember.
+
+Runs are interleaved (every repetition visits every level and every variant, in a rotating order) and the
+table shows the MEDIAN of the repetitions, so load from other processes hits all variants alike. Besides
+requests/second it reports process CPU milliseconds per request (far less sensitive to machine load) and the
+ratios to bare litellm. One command, prints the numbers::
+
+    python tests/benchmarks/bench_llm_throughput.py [--latency 0.2] [--levels 8,32,64] [--reps 5]
 """
 
 from __future__ import annotations
@@ -14,23 +24,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-import numpy as np
-
-from agents.escape_room.base import Services
-from agents.escape_room.llm_agent import LLMAgent
-from agents.escape_room.llm_parse import parse_decision
-from games.escape_room.types import CapsuleView, Observation, Puzzle
-from trustsim.llm import ChatRequest, build_client
-from trustsim.llm.transport import get_litellm
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = "openai/fake-model"
+KEY = "not-a-real-key-123"
+VARIANTS = ("bare", "httpx", "aiohttp", "client", "agent")
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
@@ -38,7 +44,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
         [sys.executable, "-m", "trustsim.llm.fake_server", "--port", "0", "--delay", str(latency)],
         stdout=subprocess.PIPE,
         text=True,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=ROOT,
     )
     line = proc.stdout.readline().strip() if proc.stdout else ""
     if not line.startswith("PORT "):
@@ -50,50 +56,103 @@ def messages(tag: str, i: int) -> list[dict[str, str]]:
     return [{"role": "system", "content": "rules " * 100}, {"role": "user", "content": f"{tag} request {i}"}]
 
 
-async def bare(api_base: str, n: int, conc: int, tag: str) -> float:
-    litellm = get_litellm()
+# -- the variants (each runs inside its own worker process) -------------------------------------------------
+async def gather_limited(n: int, conc: int, one: Callable[[int], Awaitable[None]]) -> None:
     sem = asyncio.Semaphore(conc)
 
-    async def one(i: int) -> None:
+    async def limited(i: int) -> None:
         async with sem:
-            r = await litellm.acompletion(
-                model="openai/fake-model",
-                messages=messages(tag, i),
-                api_base=api_base,
-                api_key="not-a-key",
-                max_retries=0,
-                timeout=30,
-            )
-            assert r.choices[0].message.content
+            await one(i)
+
+    await asyncio.gather(*(limited(i) for i in range(n)))
+
+
+async def run_bare(api_base: str, n: int, conc: int, tag: str, work: Path) -> float:
+    import litellm
+
+    async def one(i: int) -> None:
+        r = await litellm.acompletion(
+            model=MODEL, messages=messages(tag, i), api_base=api_base, api_key=KEY, max_retries=0, timeout=30
+        )
+        assert r.choices[0].message.content
 
     start = time.perf_counter()
-    await asyncio.gather(*(one(i) for i in range(n)))
-    return n / (time.perf_counter() - start)
+    await gather_limited(n, conc, one)
+    return time.perf_counter() - start
 
 
-async def ours(api_base: str, n: int, conc: int, tag: str, store: Path) -> float:
-    os.environ["BENCH_FAKE_KEY"] = "not-a-key"
-    model = {
-        "name": "fake",
-        "litellm_model": "openai/fake-model",
+async def run_httpx(api_base: str, n: int, conc: int, tag: str, work: Path) -> float:
+    import httpx
+
+    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
+    headers = {"Authorization": f"Bearer {KEY}"}
+    async with httpx.AsyncClient(base_url=api_base, limits=limits, timeout=30, headers=headers) as http:
+
+        async def one(i: int) -> None:
+            r = await http.post(
+                "/chat/completions", json={"model": "fake-model", "messages": messages(tag, i)}
+            )
+            r.raise_for_status()
+            assert r.json()["choices"][0]["message"]["content"]
+
+        start = time.perf_counter()
+        await gather_limited(n, conc, one)
+        return time.perf_counter() - start
+
+
+async def run_aiohttp(api_base: str, n: int, conc: int, tag: str, work: Path) -> float:
+    import aiohttp
+
+    headers = {"Authorization": f"Bearer {KEY}"}
+    timeout = aiohttp.ClientTimeout(total=30)
+    connector = aiohttp.TCPConnector(limit=conc)
+    async with aiohttp.ClientSession(connector=connector, headers=headers, timeout=timeout) as http:
+
+        async def one(i: int) -> None:
+            body = {"model": "fake-model", "messages": messages(tag, i)}
+            async with http.post(f"{api_base}/chat/completions", json=body) as r:
+                r.raise_for_status()
+                assert (await r.json())["choices"][0]["message"]["content"]
+
+        start = time.perf_counter()
+        await gather_limited(n, conc, one)
+        return time.perf_counter() - start
+
+
+def _model(api_base: str, tag: str) -> dict[str, str]:
+    os.environ["BENCH_FAKE_KEY"] = KEY
+    return {
+        "name": f"fake-{tag}",
+        "litellm_model": MODEL,
         "api_base": api_base,
         "api_key_env": "BENCH_FAKE_KEY",
     }
-    client = build_client(model, {"store_path": str(store), "max_concurrency": conc, "timeout_s": 30})
+
+
+async def run_client(api_base: str, n: int, conc: int, tag: str, work: Path) -> float:
+    from agents.escape_room.llm_parse import parse_decision
+    from trustsim.llm import ChatRequest, build_client
+
+    model = _model(api_base, tag)
+    client = build_client(
+        model, {"store_path": str(work / f"{tag}.db"), "max_concurrency": conc, "timeout_s": 30}
+    )
 
     async def one(i: int) -> None:
-        resp = await client.complete(ChatRequest("fake", messages(tag, i)))
+        resp = await client.complete(ChatRequest(model["name"], messages(tag, i)))
         assert parse_decision(resp.text).action is not None
 
     start = time.perf_counter()
-    await asyncio.gather(*(one(i) for i in range(n)))
-    rate = n / (time.perf_counter() - start)
+    await asyncio.gather(*(one(i) for i in range(n)))  # the client's own llm.max_concurrency limits
+    elapsed = time.perf_counter() - start
     assert client.stats()["calls_sent"] == n
     await client.aclose()
-    return rate
+    return elapsed
 
 
-def observation(seat: str, game: int) -> Observation:
+def observation(seat: str, game: int) -> Any:  # imported inside: only the agent worker needs games
+    from games.escape_room.types import CapsuleView, Observation, Puzzle
+
     caps = {k: (CapsuleView(f"Q{k}-{'ABCD'[k - 1]}", ("ABCD"[k - 1],)),) for k in range(1, 5)}
     return Observation(
         seat=seat,
@@ -109,16 +168,18 @@ def observation(seat: str, game: int) -> Observation:
     )
 
 
-async def agents(api_base: str, n: int, conc: int, tag: str, store: Path) -> float:
+async def run_agent(api_base: str, n: int, conc: int, tag: str, work: Path) -> float:
     """The whole decision path: LLM agents build prompts, call the client, parse and remember."""
-    os.environ["BENCH_FAKE_KEY"] = "not-a-key"
-    model = {
-        "name": f"fake-{tag}",
-        "litellm_model": "openai/fake-model",
-        "api_base": api_base,
-        "api_key_env": "BENCH_FAKE_KEY",
-    }
-    client = build_client(model, {"store_path": str(store), "max_concurrency": conc, "timeout_s": 30})
+    import numpy as np
+
+    from agents.escape_room.base import Services
+    from agents.escape_room.llm_agent import LLMAgent
+    from trustsim.llm import build_client
+
+    model = _model(api_base, tag)
+    client = build_client(
+        model, {"store_path": str(work / f"{tag}.db"), "max_concurrency": conc, "timeout_s": 30}
+    )
     players = []
     for i in range(n):
         agent = LLMAgent(memory="transcript")
@@ -129,50 +190,141 @@ async def agents(api_base: str, n: int, conc: int, tag: str, store: Path) -> flo
         players.append(agent)
     start = time.perf_counter()
     decisions = await asyncio.gather(*(p.adecide(observation("A", i + 1)) for i, p in enumerate(players)))
-    rate = n / (time.perf_counter() - start)
+    elapsed = time.perf_counter() - start
     assert all(d.action is not None for d in decisions) and client.stats()["calls_sent"] == n
     await client.aclose()
-    return rate
+    return elapsed
+
+
+RUNNERS = {
+    "bare": run_bare,
+    "httpx": run_httpx,
+    "aiohttp": run_aiohttp,
+    "client": run_client,
+    "agent": run_agent,
+}
+
+
+def worker(variant: str, api_base: str) -> None:
+    """Serve ``conc n tag`` lines on stdin with ``seconds cpu_seconds`` lines, on one event loop."""
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if variant in ("client", "agent"):
+        import agents.escape_room.llm_agent  # noqa: F401 (imported before timing, like a job's start)
+        import trustsim.llm.transport as transport
+
+        transport.get_litellm()
+    elif variant == "bare":
+        import litellm  # noqa: F401
+    run = RUNNERS[variant]
+    work = Path(tempfile.mkdtemp(prefix=f"bench_llm_{variant}_"))
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(run(api_base, 8, 8, "warm", work))  # imports, connection pools
+    print("READY", flush=True)
+    for line in sys.stdin:
+        conc, n, tag = line.split()
+        cpu = time.process_time()
+        seconds = loop.run_until_complete(run(api_base, int(n), int(conc), tag, work))
+        print(f"{seconds} {time.process_time() - cpu}", flush=True)
+    loop.close()
+
+
+# -- the driver ---------------------------------------------------------------------------------------------
+class Worker:
+    def __init__(self, variant: str, api_base: str) -> None:
+        self.variant = variant
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--worker", variant, "--api-base", api_base],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+
+    def ready(self) -> None:
+        line = self.proc.stdout.readline().strip() if self.proc.stdout else ""
+        if line != "READY":
+            raise RuntimeError(f"{self.variant} worker did not start: {line!r}")
+
+    def run(self, conc: int, n: int, tag: str) -> tuple[float, float]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"{conc} {n} {tag}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline().split()
+        if len(line) != 2:
+            raise RuntimeError(f"{self.variant} worker failed at concurrency {conc}")
+        seconds, cpu = float(line[0]), float(line[1])
+        return n / seconds, 1000.0 * cpu / n
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--levels", default="1,8,32,64")
-    parser.add_argument("--reps", type=int, default=2)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.2, help="fake server delay per answer (s)")
+    parser.add_argument("--levels", default="8,32,64", help="concurrency levels")
+    parser.add_argument("--reps", type=int, default=5, help="interleaved repetitions (median shown)")
+    parser.add_argument(
+        "--requests", type=int, default=4, help="requests per run = this x concurrency (>= 32)"
+    )
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--api-base", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        worker(args.worker, args.api_base)
+        return
     levels = [int(x) for x in args.levels.split(",")]
+    variants = [v for v in args.variants.split(",") if v]
+    unknown = sorted(set(variants) - set(VARIANTS))
+    if unknown or "bare" not in variants:
+        parser.error(f"--variants: choose from {','.join(VARIANTS)} (bare is required); got {unknown}")
+    load_before = os.getloadavg()
     proc, api_base = start_server(args.latency)
-    tmp = Path(tempfile.mkdtemp(prefix="bench_llm_"))
+    workers = {v: Worker(v, api_base) for v in variants}
+    rates: dict[tuple[int, str], list[float]] = {}
+    cpus: dict[tuple[int, str], list[float]] = {}
     try:
-        get_litellm()
-        asyncio.run(bare(api_base, 4, 4, "warm"))  # warm up clients and imports
-        results: dict[int, tuple[float, float, float]] = {}
-        for conc in levels:
-            n = max(16, conc * 4)
-            b_best = o_best = a_best = 0.0
-            for rep in range(args.reps):  # interleaved, best of reps (noise on a shared machine)
-                tag = f"{conc}-{rep}"
-                b_best = max(b_best, asyncio.run(bare(api_base, n, conc, f"b{tag}")))
-                o_best = max(o_best, asyncio.run(ours(api_base, n, conc, f"o{tag}", tmp / f"s{tag}.db")))
-                a_best = max(a_best, asyncio.run(agents(api_base, n, conc, f"a{tag}", tmp / f"a{tag}.db")))
-            results[conc] = (b_best, o_best, a_best)
-        seq_b, seq_o, seq_a = results.get(1, (float("nan"),) * 3)
-        print(
-            f"fake server latency {args.latency * 1000:.0f} ms, {os.cpu_count()} cores, best of {args.reps}"
-        )
-        print(
-            f"{'conc':>5} {'bare req/s':>11} {'client req/s':>13} {'agent dec/s':>12} {'client/bare':>12} "
-            f"{'agent/bare':>11} {'bare xseq':>10} {'client xseq':>12} {'agent xseq':>11}"
-        )
-        for conc, (b, o, a) in results.items():
-            print(
-                f"{conc:>5} {b:>11.1f} {o:>13.1f} {a:>12.1f} {o / b:>12.2f} {a / b:>11.2f} "
-                f"{b / seq_b:>10.1f} {o / seq_o:>12.1f} {a / seq_a:>11.1f}"
-            )
+        for w in workers.values():
+            w.ready()
+        for rep in range(args.reps):
+            for conc in levels:
+                n = max(32, conc * args.requests)
+                shift = (rep + levels.index(conc)) % len(variants)
+                for v in variants[shift:] + variants[:shift]:  # rotate who goes first
+                    rate, cpu = workers[v].run(conc, n, f"{v}-{conc}-{rep}")
+                    rates.setdefault((conc, v), []).append(rate)
+                    cpus.setdefault((conc, v), []).append(cpu)
     finally:
+        for w in workers.values():
+            w.close()
         proc.terminate()
         proc.wait(5)
+    load_after = os.getloadavg()
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    cpu = {k: statistics.median(v) for k, v in cpus.items()}
+    print(
+        f"fake server latency {args.latency * 1000:.0f} ms, {os.cpu_count()} cores, median of {args.reps} "
+        f"interleaved runs, load avg {load_before[0]:.2f} before, {load_after[0]:.2f} after"
+    )
+    others = [v for v in variants if v != "bare"]
+    head = f"{'conc':>5} " + " ".join(f"{v + ' /s':>11}" for v in variants)
+    head += " " + " ".join(f"{v + '/bare':>13}" for v in others)
+    print(head)
+    for conc in levels:
+        row = f"{conc:>5} " + " ".join(f"{med[conc, v]:>11.1f}" for v in variants)
+        row += " " + " ".join(f"{med[conc, v] / med[conc, 'bare']:>13.2f}" for v in others)
+        print(row)
+    print("process CPU ms per request (median; lower is better, little affected by load):")
+    print(f"{'conc':>5} " + " ".join(f"{v:>11}" for v in variants))
+    for conc in levels:
+        print(f"{conc:>5} " + " ".join(f"{cpu[conc, v]:>11.2f}" for v in variants))
 
 
 if __name__ == "__main__":
