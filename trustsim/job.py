@@ -83,28 +83,53 @@ class JobContext:
         self.cell: dict[str, Any] = {}
         self.counts: dict[str, int] = {}
         self._llm: Any = None
+        self._seat_llms: dict[str, Any] = {}  # model config hash -> client of a seat's own model (llm_for)
+
+    def _build_llm(self, model: Any) -> Any:
+        """A client for one model config with the job's ``llm`` settings (the job's and every seat's; a seat's
+        client shares the job client's request store: one writer per store shard)."""
+        from trustsim.llm import build_client
+
+        shared = getattr(self._llm, "store", None)
+        return build_client(model or {}, self.cfg.get("llm") or {}, job=self.config_hash, store=shared)
 
     @property
     def llm(self) -> Any:
         """The job's LLM client, built on first use from ``cfg.model`` and ``cfg.llm``."""
         if self._llm is None:
-            from trustsim.llm import build_client
-
-            self._llm = build_client(
-                self.cfg.get("model") or {}, self.cfg.get("llm") or {}, job=self.config_hash
-            )
+            self._llm = self._build_llm(self.cfg.get("model"))
         return self._llm
 
+    def llm_for(self, model: dict[str, Any] | None) -> Any:
+        """The client of a seat's, player's or role's own model config (its model, api_base, key variable,
+        hence its own request-store keys); None or the job's ``model`` group: :attr:`llm`. One client per
+        distinct config (mixed teams, ``trustsim.llm.seat_model``)."""
+        main = self.llm  # built first: seat clients share its request store
+        if not model or model == self.cfg.get("model"):
+            return main
+        from trustsim.seeding import stable_hash
+
+        key = stable_hash(model)
+        if key not in self._seat_llms:
+            self._seat_llms[key] = self._build_llm(model)
+        return self._seat_llms[key]
+
     def llm_stats(self) -> dict[str, Any] | None:
-        """Calls, cache hits, tokens and cost of the job's LLM client (None when no client was built)."""
-        return self._llm.stats() if self._llm is not None else None
+        """Calls, cache hits, tokens and cost of the job's LLM clients (None when no client was built)."""
+        from trustsim.llm.seat_model import merge_stats
+
+        return merge_stats(self._llm, list(self._seat_llms.values()))
 
     def close_llm(self) -> None:
-        """Close the LLM client if one was built (its connections, the request store)."""
-        close = getattr(self._llm, "aclose", None)
-        if close is not None:
-            with contextlib.suppress(RuntimeError):
-                run_coroutine(close())
+        """Close the LLM clients that were built (their connections, the request store)."""
+        for client in self._seat_llms.values():
+            if getattr(client, "store", None) is getattr(self._llm, "store", None):
+                client.store = None  # shared: the job's client closes it
+        for client in (*self._seat_llms.values(), self._llm):
+            close = getattr(client, "aclose", None)
+            if close is not None:
+                with contextlib.suppress(RuntimeError):
+                    run_coroutine(close())
 
     def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run the job's async part: ``asyncio.run`` semantics, also inside a running event loop."""

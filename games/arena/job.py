@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.arena.model import SEATS, ArenaModel, MatchRecord, RoundRecord
-from games.arena.options import ArenaOptions, PlayerSpec, options_from_config
+from games.arena.options import ArenaOptions, PlayerSpec, is_model_ref, options_from_config
 from games.arena.policy import ArenaPlayer
 from games.arena.tables import (
     MATCH_COLUMNS,
@@ -19,6 +19,7 @@ from games.arena.tables import (
     prediction_rows,
 )
 from trustsim.job import JobContext
+from trustsim.llm.seat_model import resolve_model
 
 TABLES = {"moves": MOVE_COLUMNS, "matches": MATCH_COLUMNS, "predictions": PREDICTION_COLUMNS}
 
@@ -28,7 +29,20 @@ def check(cfg: dict[str, Any], agent: Any) -> list[str]:
     options = options_from_config(cfg)
     for spec in options.field_:
         spec.build()
+    _pin_player_models(cfg["game"])
     return []
+
+
+def _pin_player_models(game: dict[str, Any]) -> None:
+    """Write each player's resolved own model config into the ``game`` group (in place), so the manifest and
+    the config hash record the model config the player really used, not just a preset name."""
+    opponent = game.get("opponent")
+    if isinstance(opponent, dict) and is_model_ref(opponent.get("model")):
+        game["opponent"] = {**opponent, "model": resolve_model(opponent["model"], "game.opponent.model")}
+    players = game.get("players")
+    for i, entry in enumerate(players if isinstance(players, list) else []):
+        if isinstance(entry, dict) and is_model_ref(entry.get("model")):
+            players[i] = {**entry, "model": resolve_model(entry["model"], f"game.players[{i}].model")}
 
 
 @dataclass(frozen=True)
@@ -66,7 +80,7 @@ def _cell_model(cfg: dict[str, Any], options: ArenaOptions) -> str:
     for spec in specs:
         player = spec.build()
         if player.classifier.get("uses_llm"):
-            models.add(str(spec.params.get("model") or _model_name(cfg)))
+            models.add(str(spec.model_name or _model_name(cfg)))
     return "+".join(sorted(models)) or "scripted"
 
 
@@ -79,10 +93,13 @@ class MatchRunner:
         self.plan = plan
         self.seed = ctx.seeds.world("session", plan.session, "pairing", plan.pairing)
         players: list[ArenaPlayer] = [spec.build() for spec in plan.specs]
-        for seat, player in zip(SEATS, players, strict=True):
+        for seat, player, spec in zip(SEATS, players, plan.specs, strict=True):
             if player.classifier.get("uses_llm"):
                 sample = ctx.seeds.sample("session", plan.session, "pairing", plan.pairing, "seat", seat)
-                player.bind(ctx.llm, _model_name(ctx.cfg), sample)  # type: ignore[attr-defined]
+                if spec.model is not None:  # its own client (model, api_base, key variable)
+                    player.bind(ctx.llm_for(spec.model), None, sample)  # type: ignore[attr-defined]
+                else:
+                    player.bind(ctx.llm, _model_name(ctx.cfg), sample)  # type: ignore[attr-defined]
         self.players = (players[0], players[1])
         self.model = ArenaModel(
             seed=self.seed,

@@ -9,6 +9,7 @@ from games.arena.policy import ArenaPlayer
 from games.arena.rules import Horizon, InvalidRule, Payoffs
 from trustsim.contract import AgentSpec, agent_spec, agents_for
 from trustsim.errors import ConfigError
+from trustsim.llm.seat_model import resolve_model
 from trustsim.schema import check_section, opt
 from trustsim.validate import get_bool, get_choice, get_float, get_int
 
@@ -21,6 +22,7 @@ class ArenaGame:
 
     mode: Literal["match", "tournament"] = "match"
     opponent: str | dict[str, Any] = "ipd_tit_for_tat"  # match mode: agent name or {name: ..., param: value}
+    # (an LLM player's `model`: a conf/model preset or a model config mapping = its own client)
     players: list[Any] = field(
         default_factory=list
     )  # tournament: agent names / mappings; [] = every scripted player
@@ -45,6 +47,14 @@ class PlayerSpec:
     agent: AgentSpec
     params: dict[str, Any] = field(default_factory=dict)
     key: str = "agent"  # config key to blame on a bad spec
+    model: dict[str, Any] | None = None  # the player's own model config (own client); None: the job's
+
+    @property
+    def model_name(self) -> str | None:
+        """The model of an LLM player: its own config's name, its ``model`` parameter, else None (the job's)."""
+        if self.model is not None:
+            return str(self.model["name"])
+        return self.params.get("model")
 
     def build(self) -> ArenaPlayer:
         """A fresh player instance."""
@@ -90,8 +100,17 @@ def _spec(entry: Any, key: str, params: dict[str, Any] | None = None) -> PlayerS
     else:
         raise ConfigError(key, f"expected an agent name or a mapping with 'name', got {entry!r}")
     agent = agent_spec(GAME, name, key)
+    own = None
+    if params is None and agent.uses_llm and is_model_ref(raw.get("model")):
+        own = resolve_model(raw.pop("model"), f"{key}.model")  # its own client: model, api_base, key
     values = params if params is not None else check_section(raw, agent.params, key)
-    return PlayerSpec(name, agent, values, key)
+    return PlayerSpec(name, agent, values, key, own)
+
+
+def is_model_ref(value: Any) -> bool:
+    """A player's ``model`` that names its own client: a preset name (no ``/``) or a model config mapping.
+    A litellm id (``openai/x``) keeps the older meaning: that model through the job's client."""
+    return isinstance(value, dict) or (isinstance(value, str) and "/" not in value)
 
 
 def _scripted_field() -> list[PlayerSpec]:

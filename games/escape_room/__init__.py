@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from games.escape_room.options import EscapeRoomGame, MemoryOptions, ScheduleOptions, check
+from games.escape_room.options import EscapeRoomGame, MemoryOptions, ScheduleOptions, check, uses_llm
 from games.escape_room.tables import AGENT_GAME_COLUMNS, DECISION_COLUMNS, GAME_COLUMNS, PREDICTION_COLUMNS
 from games.escape_room.types import Decision, Observation
 from trustsim.contract import GameSpec, register_game
@@ -45,6 +45,7 @@ SPEC = register_game(
         },
         run=_run,
         check=check,
+        uses_llm=uses_llm,
         groups={"memory": MemoryOptions, "schedule": ScheduleOptions},
         example=("game=escape_room", "agent=bayes", "schedule=mid2strike", "game.games=3", "runs=2"),
         description="four seats, a scripted partner with a failure schedule; verifying costs a coin",

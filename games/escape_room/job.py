@@ -16,6 +16,7 @@ from games.escape_room.tables import (
     PREDICTION_COLUMNS,
     TableBuilder,
 )
+from games.escape_room.team import SeatPlan, seat_model_name, seat_plans, seat_prompt, team_label
 from trustsim.errors import ConfigError
 from trustsim.job import JobContext
 
@@ -27,13 +28,16 @@ TABLES = {
 }
 
 
-def _make_policy(ctx: JobContext, memory: str) -> EscapeRoomPolicy:
+def _make_policy(ctx: JobContext, memory: str, plan: SeatPlan | None = None) -> EscapeRoomPolicy:
+    """A fresh policy: the seat's own agent (``game.seats``) or the ``agent`` group's."""
+    spec, params = (plan.agent, plan.params) if plan is not None else (ctx.agent, ctx.agent_params)
+    key = f"game.seats.{plan.seat}.agent" if plan is not None and plan.own else "agent"
     try:
-        policy = ctx.agent.build(ctx.agent_params, memory=memory)
+        policy = spec.build(params, memory=memory)
     except (TypeError, ValueError) as exc:
-        raise ConfigError("agent", f"bad parameters for agent {ctx.agent.name!r}: {exc}") from None
+        raise ConfigError(key, f"bad parameters for agent {spec.name!r}: {exc}") from None
     if not isinstance(policy, EscapeRoomPolicy):
-        raise ConfigError("agent", f"agent {ctx.agent.name!r} is not an EscapeRoomPolicy")
+        raise ConfigError(key, f"agent {spec.name!r} is not an EscapeRoomPolicy")
     return policy
 
 
@@ -45,13 +49,21 @@ class SessionRunner:
         self.options = options
         self.session = session
         cfg = ctx.cfg
+        plans = seat_plans(cfg, ctx.agent, ctx.agent_params)
         self.policies: dict[str, EscapeRoomPolicy] = {
-            seat: _make_policy(ctx, options.memory) for seat in options.seats if seat != PARTNER_SEAT
+            seat: _make_policy(ctx, options.memory, plans.get(seat))
+            for seat in options.seats
+            if seat != PARTNER_SEAT
         }
         self.policies[PARTNER_SEAT] = ScriptedPartner(memory="none", schedule=options.d_correct)
-        needs_llm = any(p.classifier.get("uses_llm") for p in self.policies.values())
-        services = Services(llm=ctx.llm if needs_llm else None, model=cfg.get("model"), game=cfg["game"])
         for seat, policy in self.policies.items():
+            llm_seat = bool(policy.classifier.get("uses_llm"))
+            own_model = plans[seat].model if seat in plans else None
+            services = Services(  # each LLM seat: its own model config and client (mixed teams)
+                llm=ctx.llm_for(own_model) if llm_seat else None,
+                model=own_model or cfg.get("model"),
+                game=cfg["game"],
+            )
             policy.start_session(
                 seat,
                 ctx.seeds.agent_rng("session", session, "seat", seat),
@@ -96,7 +108,7 @@ class SessionRunner:
                 session=self.session,
                 used_puzzles=used_puzzles,
             )
-            rec = await model.play()
+            rec = model.play_sync() if model.synchronous else await model.play()
             t = self.tables
             yield (
                 game,
@@ -113,15 +125,27 @@ class SessionRunner:
 def run(ctx: JobContext) -> None:
     options = options_from_config(ctx.cfg)
     cfg = ctx.cfg
-    probe = _make_policy(ctx, options.memory)
-    model = _model_name(cfg) if probe.classifier.get("uses_llm") else probe.model_name
+    plans = seat_plans(cfg, ctx.agent, ctx.agent_params)
+    team = team_label(plans, cfg)
+    if not team:  # the default team: every seat plays the agent / model groups
+        probe = _make_policy(ctx, options.memory)
+        llm = bool(probe.classifier.get("uses_llm"))
+        agent, model = options.agent, _model_name(cfg) if llm else probe.model_name
+        prompt = _prompt_style(cfg) if llm else None
+    else:  # a mixed team: the cell names every agent, model and prompt style in it, and the team
+        agent = "+".join(sorted({p.agent.name for p in plans.values()}))
+        models = {seat_model_name(p, cfg) for p in plans.values() if p.uses_llm}
+        model = "+".join(sorted(models)) or "scripted"
+        prompts = {str(seat_prompt(p, cfg)) for p in plans.values() if p.uses_llm and seat_prompt(p, cfg)}
+        prompt = "+".join(sorted(prompts)) or None
     ctx.set_cell(
-        agent=options.agent,
+        agent=agent,
         model=model,
-        prompt=_prompt_style(cfg) if probe.classifier.get("uses_llm") else None,
+        prompt=prompt,
         schedule=options.schedule,
         memory=options.memory,
         partner_slot=options.partner_slot,
+        team=team,
     )
     writers = {name: ctx.recorder.table(name, cols) for name, cols in TABLES.items()}
     bar = ctx.progress(cfg["runs"] * options.games, f"escape room {options.schedule}")

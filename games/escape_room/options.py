@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from games.escape_room.puzzles import check_session_size
@@ -13,6 +13,27 @@ from trustsim.schema import opt
 
 MEMORY_MODES = ("none", "transcript", "reflection", "ledger")
 PARTNER_SEAT = "D"
+
+
+@dataclass(frozen=True)
+class SeatOptions:
+    """One seat's own agent and model (``game.seats.B``); null = the ``agent`` / ``model`` group.
+
+    ``agent``: an agent name or ``{name: ..., <param>: ...}``; ``model``: a ``conf/model`` preset name, a full
+    model config, or ``{preset: ..., <key>: ...}`` (see :mod:`trustsim.llm.seat_model`).
+    """
+
+    agent: str | dict[str, Any] | None = None
+    model: str | dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class TeamSeats:
+    """The ``game.seats`` mapping: the three tested seats (the partner D is scripted)."""
+
+    A: SeatOptions = field(default_factory=SeatOptions)
+    B: SeatOptions = field(default_factory=SeatOptions)
+    C: SeatOptions = field(default_factory=SeatOptions)
 
 
 @dataclass(frozen=True)
@@ -30,6 +51,7 @@ class EscapeRoomGame:
     capsule_names: Literal["lenient", "exact"] = "lenient"
     malformed_volunteer: Literal["pass", "die"] = "pass"
     announce_passes: bool = False  # list passes in LLM agents' announcements (the reference never did)
+    seats: TeamSeats = field(default_factory=TeamSeats)  # mixed teams: a seat's own agent / model
 
 
 @dataclass(frozen=True)
@@ -90,18 +112,30 @@ def check(cfg: dict[str, Any], agent: Any) -> list[str]:
         )
     _, n_games = resolve_schedule(schedule["name"], schedule.get("pattern"), game.get("games"))
     check_session_size(n_games, len(SEATS))  # puzzles never repeat within a session
+    from games.escape_room.team import normalise_seats
+
+    warnings = normalise_seats(cfg, agent)
     for key in ("verifier", "own_answer"):
-        if game.get(key) == "llm" and not agent.uses_llm:
+        if game.get(key) == "llm" and not uses_llm(cfg, agent):
             raise ConfigError(
                 f"game.{key}",
                 f"'llm' needs an agent that calls a model; agent {agent.name!r} makes no LLM calls "
-                f"(use agent=llm, or game.{key}=exact)",
+                f"(use agent=llm or an LLM seat, or game.{key}=exact)",
             )
     label = schedule_label(schedule["name"], schedule.get("pattern"), game.get("games"))
     if label != schedule["name"]:
         cfg["schedule"] = {**schedule, "name": label}
-        return [f"schedule.pattern differs from schedule {schedule['name']!r}: the cell is labelled 'custom'"]
-    return []
+        warnings.append(
+            f"schedule.pattern differs from schedule {schedule['name']!r}: the cell is labelled 'custom'"
+        )
+    return warnings
+
+
+def uses_llm(cfg: dict[str, Any], agent: Any) -> bool:
+    """Whether any seat calls a model: the ``agent`` group's agent, or a seat's own agent (``game.seats``)."""
+    from games.escape_room.team import team_uses_llm
+
+    return team_uses_llm(cfg, agent)
 
 
 def options_from_config(cfg: dict[str, Any]) -> EscapeRoomOptions:

@@ -45,6 +45,7 @@ GAME_COLUMNS = [
     "seed",
     "agent",
     "model",
+    "team",
     "prompt",
     "memory",
     "schedule",
@@ -164,6 +165,7 @@ class TableBuilder:
             seed=rec.seed,
             agent=self.cell["agent"],
             model=self.cell["model"],
+            team=self.cell.get("team") or None,  # mixed teams: A=llm:m1;B=llm:m1;C=bayes (empty: default)
             prompt=self.cell.get("prompt"),
             memory=self.cell["memory"],
             schedule=self.cell["schedule"],

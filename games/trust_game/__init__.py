@@ -28,10 +28,13 @@ def _roles(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def _check(cfg: dict[str, Any], agent: AgentSpec) -> list[str]:
     """Cross-field rules: both roles' agents and parameters, the population table, useless options."""
+    from games.trust_game.roles import pin_role_models
+
     roles = _roles(cfg)
     for spec in roles.values():
         spec.build()
     game = cfg["game"]
+    pin_role_models(game, roles)
     options = TrustGameOptions(**{k: v for k, v in game.items() if k != "type"})
     options.population()
     warnings = []

@@ -89,7 +89,8 @@ class SessionRunner:
         player = spec.build()
         if spec.uses_llm:
             sample = self.ctx.seeds.sample("session", session, "pair", pair, role)
-            player.bind(self.ctx.llm, self.ctx.cfg.get("model") or {}, sample)  # type: ignore[attr-defined]
+            client = self.ctx.llm_for(spec.own_model)  # the role's own client, else the job's
+            player.bind(client, spec.own_model or self.ctx.cfg.get("model") or {}, sample)  # type: ignore[attr-defined]
         return player
 
     def _on_exchange(self, pair: PairRecord, x: ExchangeRecord) -> None:

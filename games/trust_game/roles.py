@@ -9,6 +9,7 @@ from typing import Any
 from games.trust_game.types import ROLES, Player, Role
 from trustsim.contract import AgentSpec, agent_spec
 from trustsim.errors import ConfigError
+from trustsim.llm.seat_model import resolve_model
 from trustsim.schema import check_section
 
 GAME = "trust_game"
@@ -23,16 +24,19 @@ class RoleSpec:
     spec: AgentSpec
     params: dict[str, Any]
     key: str
+    own_model: dict[str, Any] | None = None  # the role's own model config (own client); None: the job's
 
     @property
     def uses_llm(self) -> bool:
         return self.spec.uses_llm
 
     def model(self, cfg: Mapping[str, Any]) -> str:
-        """The model behind the role: the agent's own ``model`` parameter, else the ``model`` group; or
-        ``scripted``."""
+        """The model behind the role: its own model config's name, the agent's ``model`` parameter, else the
+        ``model`` group; or ``scripted``."""
         if not self.uses_llm:
             return "scripted"
+        if self.own_model is not None:
+            return str(self.own_model["name"])
         return str(self.params.get("model") or (cfg.get("model") or {}).get("name") or "unknown")
 
     def build(self) -> Player:
@@ -57,7 +61,16 @@ def _role(entry: Any, role: Role, main: AgentSpec, main_params: Mapping[str, Any
     else:
         raise ConfigError(key, f"expected null, an agent name or a mapping with 'name', got {entry!r}")
     spec = agent_spec(GAME, name, key)
-    return RoleSpec(role, name, spec, check_section(given, spec.params, key), key)
+    own = None
+    if spec.uses_llm and is_model_ref(given.get("model")):
+        own = resolve_model(given.pop("model"), f"{key}.model")  # its own client: model, api_base, key
+    return RoleSpec(role, name, spec, check_section(given, spec.params, key), key, own)
+
+
+def is_model_ref(value: Any) -> bool:
+    """A role's ``model`` that names its own client: a preset name (no ``/``) or a model config mapping.
+    A litellm id (``openai/x``) keeps the older meaning: that model through the job's client."""
+    return isinstance(value, Mapping) or (isinstance(value, str) and "/" not in value)
 
 
 def role_specs(
@@ -75,3 +88,12 @@ def main_agent(cfg: Mapping[str, Any]) -> tuple[AgentSpec, dict[str, Any]]:
         raise ConfigError("agent.name", "missing")
     spec = agent_spec(GAME, name)
     return spec, check_section(agent, spec.params, "agent")
+
+
+def pin_role_models(game: dict[str, Any], roles: Mapping[Role, RoleSpec]) -> None:
+    """Write each role's resolved own model config into the ``game`` group (in place), so the manifest and
+    the config hash record the model config the role really used, not just a preset name."""
+    for role, spec in roles.items():
+        entry = game.get(role)
+        if spec.own_model is not None and isinstance(entry, Mapping):
+            game[role] = {**entry, "model": spec.own_model}

@@ -38,7 +38,12 @@ __all__ = [
 
 
 def build_client(
-    model_cfg: Any, llm_cfg: Any, *, base_dir: str | Path | None = None, job: str | None = None
+    model_cfg: Any,
+    llm_cfg: Any,
+    *,
+    base_dir: str | Path | None = None,
+    job: str | None = None,
+    store: RequestStore | Any = None,
 ) -> LLMClient:
     """Validate the ``model`` and ``llm`` config groups and build the job's client.
 
@@ -49,6 +54,8 @@ def build_client(
             working dir).
         job: the job's config hash: recorded with every stored response (``llm.budget_usd`` counts the
             job's spend by it) and the name of the job's shard under ``llm.store_dir``.
+        store: an open store to share (a mixed team's seat clients share the job's store: one writer per
+            shard); None opens ``llm.store_path`` / ``llm.store_dir``.
 
     Raises:
         trustsim.errors.ConfigError: a value is invalid, the key variable is not set
@@ -69,7 +76,8 @@ def build_client(
 
         local.check_available(model.local)  # fail at start, naming the key, when something is missing
         local.register(model.local)
-    store = open_store(store_path, read_only=llm.replay_only, job=job, sharded=llm.store_dir is not None)
+    if store is None:
+        store = open_store(store_path, read_only=llm.replay_only, job=job, sharded=llm.store_dir is not None)
     return LLMClient(model, llm, store, budget=Budget(model, llm, store, job))
 
 

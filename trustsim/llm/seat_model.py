@@ -1,0 +1,104 @@
+"""A seat's or player's own model: a ``conf/model`` preset name, a full model config, or a preset plus changes.
+
+Mixed teams give one seat (escape room), player (arena) or role (trust game) a model of its own, with its
+own client (model, ``api_base``, ``api_key_env``) and hence its own request-store keys. The value is written
+where the game reads it (``game.seats.B.model``, ``game.opponent.model``, ``game.trustee.model``) in one of
+three forms:
+
+- ``gpt-5.1``: the preset ``conf/model/gpt-5.1.yaml``;
+- ``{name: b, litellm_model: openai/b, api_base: http://127.0.0.1:8001/v1, api_key_env: B_KEY}``: a full
+  model config (the schema of the ``model`` group);
+- ``{preset: gpt-5.4-mini, api_base: http://10.0.0.5:8000/v1}``: a preset with some keys replaced (a nested
+  key such as ``params`` is replaced whole, not merged).
+
+:func:`resolve_model` turns each form into the plain model config (validated like the ``model`` group, errors
+naming the full key), so the run's manifest records what the seat really used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from trustsim.errors import ConfigError
+
+
+def model_presets() -> list[str]:
+    """Names of the presets in ``conf/model/``."""
+    from trustsim.config import conf_dir
+
+    return sorted(p.stem for p in (conf_dir() / "model").glob("*.yaml"))
+
+
+def load_preset(name: str, key: str) -> dict[str, Any]:
+    """The values of ``conf/model/<name>.yaml``; an unknown name fails at ``key`` naming the closest preset."""
+    import yaml
+
+    from trustsim.config import conf_dir
+    from trustsim.schema import closest
+
+    presets = model_presets()
+    if name not in presets:
+        hint = closest(name, presets)
+        raise ConfigError(
+            key,
+            f"unknown model preset {name!r}{f'; did you mean {hint!r}?' if hint else ''} "
+            f"(presets: {', '.join(presets)}; or give a full model config as a mapping)",
+        )
+    data = yaml.safe_load((conf_dir() / "model" / f"{name}.yaml").read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict):
+        raise ConfigError(key, f"conf/model/{name}.yaml is not a mapping")
+    return data
+
+
+def resolve_model(value: Any, key: str) -> dict[str, Any] | None:
+    """The plain model config of a seat's ``model`` value (None stays None: the job's ``model`` group).
+
+    Raises:
+        ConfigError: an unknown preset, a bad key or value (naming ``key.<field>``), or a preset that is no
+            language model (``scripted``).
+    """
+    from trustsim.llm.config import parse_model_config
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        data = load_preset(value, key)
+    elif isinstance(value, Mapping):
+        data = dict(value)
+        preset = data.pop("preset", None)
+        if preset is not None:
+            if not isinstance(preset, str):
+                raise ConfigError(f"{key}.preset", f"expected a model preset name, got {preset!r}")
+            data = {**load_preset(preset, f"{key}.preset"), **data}
+    else:
+        raise ConfigError(key, f"expected a model preset name or a model config mapping, got {value!r}")
+    if "litellm_model" not in data:
+        raise ConfigError(key, f"{data.get('name', value)!r} is not a language model (no litellm_model)")
+    parse_model_config(data, key)
+    return data
+
+
+def merge_stats(main: Any, seats: list[Any]) -> dict[str, Any] | None:
+    """A job's LLM stats over its clients: the job's client alone gives its own stats unchanged; with seat
+    clients, counts and cost are summed and ``by_model`` gives each model's own (None: no client built)."""
+    clients = [c for c in (main, *seats) if c is not None]
+    if not clients:
+        return None
+    if not seats:
+        return main.stats()
+    per_model: dict[str, dict[str, Any]] = {}
+    total: dict[str, Any] = {}
+    for client in clients:
+        stats = client.stats()
+        name = str(getattr(getattr(client, "model", None), "name", "unknown"))
+        mine = per_model.setdefault(name, {})
+        for k, v in stats.items():
+            if isinstance(v, int | float) and not isinstance(v, bool):
+                total[k] = total.get(k, 0) + v
+                mine[k] = mine.get(k, 0) + v
+    for bucket in (total, *per_model.values()):
+        for k in ("cost_usd", "latency_s"):
+            if k in bucket:
+                bucket[k] = round(float(bucket[k]), 8 if k == "cost_usd" else 4)
+    return {**total, "by_model": per_model}
