@@ -34,7 +34,9 @@ _TABLES = {
     "games": ("games.csv", GAME_COLUMNS),
     "agent_games": ("agent_games.csv", AGENT_GAME_COLUMNS),
 }
-_OPTIONAL = {"source", "seed", "partner_slot", "agent", "prompt", "invalid_reason", "target", "escape_round"}
+_OPTIONAL = {
+    "source", "seed", "partner_slot", "agent", "prompt", "team", "invalid_reason", "target", "escape_round",
+}  # fmt: skip
 _BOOL_COLUMNS = ("is_partner", "d_correct", "valid", "verify_partner", "escaped", "survived")
 _RUN_SPECIFIC = {"seed", "seeds", "runs", "hydra", "output_dir", "run_dir", "store", "store_path", "progress"}
 

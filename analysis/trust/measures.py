@@ -75,8 +75,11 @@ class CellResult:
 
     @property
     def label(self) -> str:
-        """``model / schedule / memory`` text."""
-        return f"{self.keys['model']} / {self.keys['schedule']} / {self.keys['memory']}"
+        """``model / schedule / memory`` text (``/ team <composition>`` for a mixed team)."""
+        team = self.keys.get("team")
+        return f"{self.keys['model']} / {self.keys['schedule']} / {self.keys['memory']}" + (
+            f" / team {team}" if team else ""
+        )
 
 
 @dataclass
@@ -91,7 +94,9 @@ class Delta:
 
 def cell_seed(seed: int, keys: dict[str, str], salt: str = "") -> np.random.Generator:
     """A generator seeded by (seed, cell keys, salt): independent streams per cell, order-free."""
-    text = "|".join([str(seed), salt, *(f"{k}={keys.get(k, '')}" for k in CELL_KEYS)])
+    # An empty team (the default) leaves the text as it was before teams: intervals stay reproducible.
+    parts = (f"{k}={keys.get(k, '')}" for k in CELL_KEYS if k != "team" or keys.get(k))
+    text = "|".join([str(seed), salt, *parts])
     digest = hashlib.sha256(text.encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 

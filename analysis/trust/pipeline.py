@@ -26,6 +26,7 @@ from analysis.trust.measures import (
     per_game_curves,
     verification_by_round,
 )
+from analysis.trust.seats import seat_matrix_md, seat_verification
 from analysis.trust.survival import survival_curves
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ class TrustAnalysis:
     km: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    seats: pd.DataFrame = field(default_factory=pd.DataFrame)  # per-seat verification (analysis/trust/seats)
 
 
 def analyse(
@@ -94,13 +96,16 @@ def analyse(
     curves = per_game_curves(data, n_resamples=n_resamples, seed=seed, level=level)
     by_round = verification_by_round(data)
     km = survival_curves(data, n_resamples=n_resamples, seed=seed, level=level)
+    seats = seat_verification(data, n_resamples=n_resamples, seed=seed, level=level)
     timings["curves"] = time.perf_counter() - t
     for c in cells:
         if c.n_games_dcorrect == 0:
             msgs.append(f"cell {c.label} has no D-correct games: its primary measures are n/a")
         elif c.n_clusters < 3:
             msgs.append(f"cell {c.label} has {c.n_clusters} {c.cluster_unit} cluster(s) (< 3): no intervals")
-    return TrustAnalysis(data, cells, anchors, deltas, curves, by_round, km, [*data.problems, *msgs], timings)
+    return TrustAnalysis(
+        data, cells, anchors, deltas, curves, by_round, km, [*data.problems, *msgs], timings, seats
+    )
 
 
 def write_outputs(result: TrustAnalysis, out_dir: str | os.PathLike[str], *, figures_on: bool = True) -> Path:
@@ -125,6 +130,8 @@ def write_outputs(result: TrustAnalysis, out_dir: str | os.PathLike[str], *, fig
     )
     tables.write_table(out, "verification_by_round", result.by_round)
     tables.write_table(out, "survival_km", result.km)
+    tables.write_table(out, "seat_verification", result.seats)
+    md["seat_verification"] = seat_matrix_md(result.seats)  # the report's verifier x target matrices
     tables.write_table(out, "runs", result.data.runs)
     result.timings["tables"] = time.perf_counter() - t
     t = time.perf_counter()

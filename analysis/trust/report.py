@@ -69,6 +69,21 @@ def render_report(result: TrustAnalysis, tables_md: dict[str, str], figs: list[F
     for name, (title, caption) in _TABLE_TITLES.items():
         lines += [f"## {title}", "", caption, "", tables_md.get(name, "_(not written)_"),
                   f"Files: `{name}.csv`, `{name}.md`.", ""]  # fmt: skip
+    if "seat_verification" in tables_md and (result.seats["team"].astype(str) != "").any():
+        lines += [
+            "## Mixed teams: whom each player verifies",
+            "",
+            "Per mixed-team cell (cell key `team`; compositions are never pooled): the share of "
+            "opportunities (a decision × another seat's puzzle) in which the verifier (a seat's model, or "
+            "its agent when scripted) checked the target's puzzle; 95% cluster-bootstrap interval over "
+            "sessions.",
+            "",
+            tables_md["seat_verification"],
+            "",
+            "Files: `seat_verification.csv` (every cell, with opportunities, verifications and per-game "
+            "rates).",
+            "",
+        ]
     lines += ["## Figures", ""]
     for fname, caption in figs:
         if fname:
@@ -83,6 +98,7 @@ def render_report(result: TrustAnalysis, tables_md: dict[str, str], figs: list[F
         "- `verification_by_round.csv`: memoryless verifications per game by round and puzzle.",
         "- `survival_km.csv`: Kaplan–Meier curves per cell.",
         "- `runs.csv`: every run loaded, with its cell and configuration fingerprint.",
+        "- `seat_verification.csv`: verification rate by cell × verifier player × target player.",
         "",
     ]
     return "\n".join(lines)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-CELL_KEYS = ("model", "schedule", "memory", "partner_slot", "agent", "prompt")
+CELL_KEYS = ("model", "schedule", "memory", "partner_slot", "agent", "prompt", "team")
 """Keys identifying an experimental cell (a cell = model × schedule × memory [× partner slot, agent, prompt
-style: ``reference`` | ``trustsim`` for LLM agents, empty for scripted ones])."""
+style: ``reference`` | ``trustsim`` for LLM agents, empty for scripted ones; team composition of a mixed team,
+``A=llm:m1;B=llm:m1;C=bayes``, empty when every seat plays the agent / model groups])."""
 
 DECISION_COLUMNS = (
     "source", "run_id", "session", "game", "round", "seat", "is_partner", *CELL_KEYS,
