@@ -19,6 +19,7 @@ from trustsim.job import _fail_early, run_job
 from trustsim.preview.argv import preview_argv, preview_requested
 from trustsim.rundir import RunDirBusy, claim_from_argv
 from trustsim.secrets import refuse_secret_overrides
+from trustsim.summary import print_summary
 from trustsim.sweep import check_group_choices, exit_unwritable, register_resolvers
 
 CONF_DIR = str(conf_dir())  # conf/ of a checkout, else the copy installed with the package
@@ -38,6 +39,8 @@ def _job(cfg: DictConfig) -> int:
         code = 2
     else:
         code = run_job(plain, run_dir, list(hc.overrides.task))
+        if code == 0:  # the one-screen summary (one line per job in a multirun); never fails the run
+            print_summary(run_dir, single=hc.mode == RunMode.RUN)
     if code and hc.mode == RunMode.RUN:
         sys.exit(code)
     return code

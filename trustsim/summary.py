@@ -1,0 +1,407 @@
+"""The end-of-run summary: one screen for a single run, one line per job in a multirun.
+
+Reads only the run directory (manifest and tables), like ``analysis``: what was played, the outcomes, a
+per-game (or per-round) sparkline, the LLM accounting, the run directory and the command that analyses it.
+A weak model's result is labelled: a model config with ``weak: true`` (the embedded SmolLM2-135M), or a
+share of invalid answers above :data:`WEAK_INVALID_SHARE`.
+
+    python -m trustsim.summary RUN_DIR [--line]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+SPARK = "▁▂▃▄▅▆▇█"
+SPARK_ASCII = "_.-=+*#@"
+WEAK_INVALID_SHARE = 0.2  # above this share of invalid answers a result is labelled weak
+MAX_TABLE_COLUMNS = 20  # longer series show only the sparkline and the range
+ANALYSIS_COMMAND = {
+    "escape_room": "trust",
+    "reliance": "reliance",
+    "arena": "arena",
+    "trust_game": "trust_game",
+}
+_TRUE = {"true", "True", "1"}
+
+
+@dataclass
+class Family:
+    """What one game family contributes: headline, detail lines, a series for the sparkline, validity."""
+
+    headline: str
+    lines: list[str] = field(default_factory=list)
+    series_name: str = ""
+    series: list[float] = field(default_factory=list)
+    series_labels: list[str] = field(default_factory=list)
+    extra_rows: list[tuple[str, list[str]]] = field(default_factory=list)  # more rows of the small table
+    answers: int = 0  # answers by LLM (or any non-scripted) decision makers
+    invalid: int = 0
+    short: str = ""  # the one-line form
+
+
+def _rows(run_dir: Path, name: str) -> list[dict[str, str]]:
+    path = run_dir / f"{name}.csv"
+    if not path.is_file():
+        return []
+    with path.open(newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _num(value: str | None) -> float | None:
+    try:
+        return float(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "-"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2g}" if abs(x) < 10 else f"{x:.1f}"
+
+
+def _glyphs() -> str:
+    """Block glyphs when stdout can encode them, else ASCII."""
+    try:
+        SPARK.encode(sys.stdout.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return SPARK_ASCII
+    return SPARK
+
+
+def sparkline(
+    values: Sequence[float], lo: float | None = None, hi: float | None = None, glyphs: str = SPARK
+) -> str:
+    """One glyph per value, scaled from ``lo`` (default min, at most 0) to ``hi`` (default max)."""
+    if not values:
+        return ""
+    lo = min(min(values), 0.0) if lo is None else lo
+    hi = max(values) if hi is None else hi
+    span = hi - lo
+    top = len(glyphs) - 1
+    return "".join(glyphs[0 if span <= 0 else max(0, min(top, round((v - lo) / span * top)))] for v in values)
+
+
+def _by(
+    rows: Iterable[dict[str, str]], key: str, value: Callable[[dict[str, str]], float]
+) -> dict[int, float]:
+    """Mean of ``value`` per integer ``key`` (e.g. per game number across sessions)."""
+    groups: dict[int, list[float]] = {}
+    for r in rows:
+        k = _num(r.get(key))
+        if k is not None:
+            groups.setdefault(int(k), []).append(value(r))
+    return {k: mean(v) for k, v in sorted(groups.items())}
+
+
+# -- game families ----------------------------------------------------------------------------------------
+def _escape_room(run_dir: Path) -> Family:
+    games = _rows(run_dir, "games")
+    decisions = [r for r in _rows(run_dir, "decisions") if r.get("is_partner") not in _TRUE]
+    sessions = len({r["session"] for r in games})
+    n = len(games)
+    outcomes: dict[str, int] = {}
+    for g in games:
+        outcomes[g.get("outcome", "")] = outcomes.get(g.get("outcome", ""), 0) + 1
+    escaped = outcomes.pop("escaped", 0)
+    all_dead = outcomes.pop("all_dead", 0)
+    timed_out = outcomes.pop("max_rounds", 0)
+    wrong_pw = sum(int(_num(g.get("deaths_wrong_password")) or 0) for g in games)
+    no_vol = sum(int(_num(g.get("deaths_no_volunteer")) or 0) for g in games)
+    fam = Family(f"escape room, {n} games" + (f" in {sessions} sessions" if sessions > 1 else ""))
+    parts = [f"escaped {escaped}", f"all died {all_dead}"]
+    if timed_out:
+        parts.append(f"out of rounds {timed_out}")
+    parts += [f"{k} {v}" for k, v in sorted(outcomes.items())]
+    fam.lines.append(
+        f"outcomes: {', '.join(parts)}  (deaths: {wrong_pw} wrong password, {no_vol} no volunteer)"
+    )
+    per_game = _by(games, "game", lambda r: _num(r.get("verifications")) or 0.0)
+    escaped_by = _by(games, "game", lambda r: 1.0 if r.get("escaped") in _TRUE else 0.0)
+    d_wrong = sorted(
+        {int(g["game"]) for g in games if g.get("d_correct") not in _TRUE and g.get("d_correct")}
+    )
+    fam.series_name = "verifications per game" + (" (mean of sessions)" if sessions > 1 else "")
+    fam.series = list(per_game.values())
+    fam.series_labels = [str(k) for k in per_game]
+    if sessions > 1:
+        fam.extra_rows.append(("escaped", [_share(round(v * 100), 100) for v in escaped_by.values()]))
+    else:
+        fam.extra_rows.append(("escaped", ["yes" if v else "no" for v in escaped_by.values()]))
+    if d_wrong:
+        fam.extra_rows.append(("partner", ["wrong" if k in d_wrong else "ok" for k in per_game]))
+    total_verif = sum(_num(g.get("verifications")) or 0 for g in games)
+    partner = sum(_num(g.get("partner_verifications")) or 0 for g in games)
+    fam.lines.append(
+        f"verifications: {total_verif:.0f} in all, {total_verif / max(n, 1):.2f} per game, "
+        f"{partner:.0f} of them on the partner's puzzle"
+    )
+    fam.answers = len(decisions)
+    fam.invalid = sum(r.get("valid") not in _TRUE for r in decisions)
+    fam.short = f"{n} games, escaped {escaped}, all died {all_dead}"
+    return fam
+
+
+def _reliance(run_dir: Path) -> Family:
+    scenarios = _rows(run_dir, "scenarios")
+    stages = _rows(run_dir, "stages")
+    n = len(scenarios)
+    optimal = sum(r.get("optimal") in _TRUE for r in stages)
+    all_opt = sum(r.get("all_optimal") in _TRUE for r in scenarios)
+    errors = sum(r.get("error") in _TRUE for r in scenarios)
+    regrets = [_num(r.get("regret")) or 0.0 for r in stages]
+    fam = Family(f"reliance, {n} scenarios, {len(stages)} decisions")
+    fam.lines.append(
+        f"optimal decisions {optimal} of {len(stages)} ({_share(optimal, len(stages))}); scenarios played "
+        f"optimally throughout {all_opt} ({_share(all_opt, n)}); mean regret {mean(regrets) if regrets else 0:.3f}; "
+        f"errors {errors}"
+    )
+    by_stage = _by(stages, "stage", lambda r: 1.0 if r.get("optimal") in _TRUE else 0.0)
+    fam.series_name = "share optimal per stage"
+    fam.series = list(by_stage.values())
+    fam.series_labels = [str(k) for k in by_stage]
+    fam.answers = len(stages)
+    fam.invalid = sum(r.get("valid") not in _TRUE for r in stages)
+    fam.short = f"{n} scenarios, optimal {_share(optimal, len(stages))} of decisions"
+    return fam
+
+
+def _arena(run_dir: Path) -> Family:
+    matches = _rows(run_dir, "matches")
+    moves = _rows(run_dir, "moves")
+    n = len(matches)
+    rounds = sum(int(_num(m.get("rounds")) or 0) for m in matches)
+
+    def avg(col: str) -> float:
+        vals = [_num(m.get(col)) for m in matches]
+        return mean([v for v in vals if v is not None] or [0.0])
+
+    fam = Family(f"arena (iterated prisoner's dilemma), {n} matches, {rounds} rounds")
+    pairs = sorted({f"{m.get('player_a')} vs {m.get('player_b')}" for m in matches})
+    fam.lines.append(
+        "pairings: " + "; ".join(pairs[:3]) + (f"; … ({len(pairs)} in all)" if len(pairs) > 3 else "")
+    )
+    fam.lines.append(
+        f"cooperation: A {avg('coop_a'):.0%}, B {avg('coop_b'):.0%}, mutual {avg('mutual_coop'):.0%}, "
+        f"mutual defection {avg('mutual_defect'):.0%}; mean payoff per round A {avg('mean_payoff_a'):.2f}, "
+        f"B {avg('mean_payoff_b'):.2f}"
+    )
+    per_round = _by(moves, "round", lambda r: 1.0 if r.get("move") == "C" else 0.0)
+    fam.series_name = "share cooperating per round"
+    fam.series = list(per_round.values())
+    fam.series_labels = [str(k) for k in per_round]
+    fam.answers = len(moves)
+    fam.invalid = sum(r.get("valid") not in _TRUE for r in moves)
+    fam.short = f"{n} matches, cooperation A {avg('coop_a'):.0%} B {avg('coop_b'):.0%}"
+    return fam
+
+
+def _trust_game(run_dir: Path) -> Family:
+    rows = _rows(run_dir, "exchanges")
+    pairs = len({(r.get("session"), r.get("pair")) for r in rows})
+    sent = [_num(r.get("sent")) or 0.0 for r in rows]
+    endow = [_num(r.get("endowment")) or 0.0 for r in rows]
+    ratios = [v for v in (_num(r.get("return_ratio")) for r in rows) if v is not None]
+    fam = Family(f"trust game, {pairs} pairs, {len(rows)} exchanges")
+    share_sent = sum(sent) / sum(endow) if sum(endow) else 0.0
+    fam.lines.append(
+        f"sent {mean(sent) if sent else 0:.2f} of {mean(endow) if endow else 0:.0f} on average ({share_sent:.0%}); "
+        f"returned {mean(ratios) if ratios else 0:.0%} of what the trustee received"
+    )
+    per_round = _by(rows, "round", lambda r: _num(r.get("sent")) or 0.0)
+    if len(per_round) > 1:
+        fam.series_name = "mean sent per round"
+        fam.series = list(per_round.values())
+        fam.series_labels = [str(k) for k in per_round]
+    fam.answers = sum(r.get("sent_valid", "") != "" for r in rows) + sum(
+        r.get("returned_valid", "") != "" for r in rows
+    )
+    fam.invalid = sum(r.get("sent_valid") not in _TRUE and r.get("sent_valid", "") != "" for r in rows) + sum(
+        r.get("returned_valid") not in _TRUE and r.get("returned_valid", "") != "" for r in rows
+    )
+    fam.short = f"{pairs} pairs, sent {share_sent:.0%}, returned {mean(ratios) if ratios else 0:.0%}"
+    return fam
+
+
+FAMILIES: dict[str, Callable[[Path], Family]] = {
+    "escape_room": _escape_room,
+    "reliance": _reliance,
+    "arena": _arena,
+    "trust_game": _trust_game,
+}
+
+
+def _generic(run_dir: Path, manifest: dict[str, Any]) -> Family:
+    counts = ", ".join(f"{v} {k}" for k, v in (manifest.get("counts") or {}).items())
+    return Family(f"{manifest.get('game', '?')}: {counts or 'no counts'}", short=counts)
+
+
+# -- labels -----------------------------------------------------------------------------------------------
+def _models(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Model configs of the run (the ``model`` group, plus any per-role/per-seat model groups)."""
+    config = manifest.get("config") or {}
+    found = [config["model"]] if isinstance(config.get("model"), dict) else []
+    game = config.get("game") or {}
+    for value in game.values() if isinstance(game, dict) else ():
+        if isinstance(value, dict) and value.get("litellm_model"):
+            found.append(value)
+    return found
+
+
+def weak_reason(manifest: dict[str, Any], answers: int, invalid: int) -> str | None:
+    """Why this result is a weak model's (None: it is not): a model flagged ``weak: true``, or more than
+    :data:`WEAK_INVALID_SHARE` of the answers invalid."""
+    reasons = []
+    weak = [str(m.get("name", "?")) for m in _models(manifest) if m.get("weak")]
+    if weak:
+        reasons.append(f"{', '.join(weak)} is flagged weak (model.weak: true)")
+    if answers and invalid / answers > WEAK_INVALID_SHARE:
+        reasons.append(f"{invalid} of {answers} answers ({invalid / answers:.0%}) were invalid")
+    return "; ".join(reasons) or None
+
+
+def _who(manifest: dict[str, Any]) -> str:
+    cell = manifest.get("cell") or {}
+    agent = cell.get("agent") or (manifest.get("config") or {}).get("agent", {}).get("name", "?")
+    model = cell.get("model")
+    text = f"agent {agent}" + (f" on {model}" if model and model != "scripted" else "")
+    extras = [f"{k} {cell[k]}" for k in ("prompt", "memory", "schedule") if cell.get(k)]
+    return text + (f" ({', '.join(extras)})" if extras else "")
+
+
+def _llm_line(manifest: dict[str, Any]) -> str | None:
+    llm = manifest.get("llm") or {}
+    sent, hits = int(llm.get("calls_sent") or 0), int(llm.get("cache_hits") or 0)
+    if not sent and not hits:
+        return None
+    text = f"LLM: {sent} calls sent, {hits} replayed from the store"
+    if sent:
+        text += (
+            f"; per call {llm.get('prompt_tokens', 0) / sent:.0f} prompt + "
+            f"{llm.get('completion_tokens', 0) / sent:.0f} completion tokens"
+        )
+    local = llm.get("local") or {}
+    if local.get("prompt_tokens"):
+        text += (
+            f"; KV prefix reuse {local.get('reused_tokens', 0) / local['prompt_tokens']:.0%} of prompt tokens"
+        )
+    cost = float(llm.get("cost_usd") or 0)
+    if cost:
+        text += f"; cost ${cost:.4f}"
+    return text
+
+
+# -- rendering --------------------------------------------------------------------------------------------
+def _family(run_dir: Path, manifest: dict[str, Any]) -> Family:
+    reader = FAMILIES.get(str(manifest.get("game")))
+    return reader(run_dir) if reader else _generic(run_dir, manifest)
+
+
+def _table(fam: Family) -> list[str]:
+    """The series as a small aligned table (first row the labels), when it fits on a line."""
+    if not fam.series or len(fam.series) > MAX_TABLE_COLUMNS:
+        return []
+    cols = [
+        fam.series_labels,
+        [_fmt(v) if not 0 < v < 1 or v == round(v, 2) else f"{v:.2f}" for v in fam.series],
+    ]
+    cols += [r for _, r in fam.extra_rows]
+    names = ["", fam.series_name.split(" per ")[0], *(n for n, _ in fam.extra_rows)]
+    names[0] = fam.series_name.split(" per ")[-1].split(" (")[0]
+    width = [max(len(c[i]) for c in cols) for i in range(len(fam.series))]
+    head = max(len(n) for n in names)
+    return [
+        f"  {name:<{head}}  " + " ".join(f"{v:>{w}}" for v, w in zip(row, width, strict=True))
+        for name, row in zip(names, cols, strict=True)
+    ]
+
+
+def summarize(run_dir: str | Path) -> str:
+    """The one-screen summary of a finished run directory."""
+    run_dir = Path(run_dir)
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    fam = _family(run_dir, manifest)
+    glyphs = _glyphs()
+    wall = (manifest.get("timings") or {}).get("wall_s")
+    out = [
+        f"== {manifest.get('run_id', run_dir.name)}: {manifest.get('status', '?')}"
+        + (f" in {wall:.1f} s" if isinstance(wall, (int, float)) else "")
+        + " ==",
+        f"{fam.headline}; {_who(manifest)}",
+    ]
+    weak = weak_reason(manifest, fam.answers, fam.invalid)
+    if weak:
+        out.append(
+            f"!! WEAK MODEL: {weak}. Treat this result as a smoke test of the pipeline, not as evidence."
+        )
+    out += fam.lines
+    if fam.answers:
+        out.append(f"invalid answers: {fam.invalid} of {fam.answers} ({_share(fam.invalid, fam.answers)})")
+    if fam.series:
+        lo, hi = min(fam.series), max(fam.series)
+        out.append(
+            f"{fam.series_name}: {sparkline(fam.series, glyphs=glyphs)}  (min {_fmt(lo)}, max {_fmt(hi)})"
+        )
+        out += _table(fam)
+    llm = _llm_line(manifest)
+    if llm:
+        out.append(llm)
+    out.append(f"run directory: {run_dir}")
+    sub = ANALYSIS_COMMAND.get(str(manifest.get("game")))
+    if sub:
+        out.append(f"next: python -m analysis {sub} {run_dir} --out report/")
+    return "\n".join(out)
+
+
+def summary_line(run_dir: str | Path) -> str:
+    """One line for a job of a multirun: outcomes, the sparkline, a weak label, the directory."""
+    run_dir = Path(run_dir)
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    fam = _family(run_dir, manifest)
+    weak = weak_reason(manifest, fam.answers, fam.invalid)
+    spark = f" {sparkline(fam.series, glyphs=_glyphs())}" if fam.series else ""
+    label = " [WEAK MODEL]" if weak else ""
+    return f"{manifest.get('run_id', run_dir.name)}: {fam.short}{spark}{label} -> {run_dir}"
+
+
+def print_summary(run_dir: str | Path, *, single: bool = True) -> None:
+    """Print the summary of a finished run (``single=False``: its one line). A directory without a
+    complete manifest (a preview) prints nothing; a summary that cannot be read never fails the run."""
+    path = Path(run_dir) / "manifest.json"
+    try:
+        if not path.is_file() or json.loads(path.read_text(encoding="utf-8")).get("status") != "complete":
+            return
+        text = summarize(run_dir) if single else "summary: " + summary_line(run_dir)
+    except Exception as exc:  # a damaged table must not turn a finished run into a failure
+        print(f"trustsim: no summary ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return
+    print(text, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m trustsim.summary", description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument(
+        "--line", action="store_true", help="one line (as printed for each job of a multirun)"
+    )
+    args = parser.parse_args(argv)
+    if not (args.run_dir / "manifest.json").is_file():
+        print(f"trustsim.summary: no manifest.json in {args.run_dir}", file=sys.stderr)
+        return 2
+    print(summary_line(args.run_dir) if args.line else summarize(args.run_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
