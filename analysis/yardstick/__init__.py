@@ -13,7 +13,7 @@ Python::
 
     from analysis import yardstick
     result = yardstick.analyse(["outputs/runs"], reference=True)
-    result.tables["summary"]      # one row per source x model x agent x schedule x memory
+    result.tables["summary"]      # one row per source x model x agent x schedule x memory x team
     result.tables["decisions"]    # one row per decision: EV per action, regret, protective
 """
 

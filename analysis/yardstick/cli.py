@@ -106,7 +106,8 @@ def report_text(
     ]
     for _, r in summary.iterrows():
         lines.append(
-            f"| {r['source']} | {r['model']} | {r['agent']} | {r['schedule']} | {r['memory']} | "
+            f"| {r['source']} | {r['model']} | {r['agent']}{f' (team {r.team})' if r['team'] else ''} | "
+            f"{r['schedule']} | {r['memory']} | "
             f"{r['n_decisions']} | {_fmt(r['regret_mean'], r['regret_low'], r['regret_high'])} | "
             f"{r['best_share']:.2f} | {r['n_verifications']} | "
             f"{_fmt(r['protective_share'], r['protective_low'], r['protective_high'])} |"

@@ -13,7 +13,7 @@ from analysis.yardstick.model import State, action_values
 from analysis.yardstick.montecarlo import simulate
 from analysis.yardstick.score import LABEL, PUZZLES
 
-CELL = ["source", "model", "agent", "schedule", "memory"]
+CELL = ["source", "model", "agent", "schedule", "memory", "team"]
 SUMMARY_COLUMNS = [
     "yardstick",
     "variant",
@@ -50,7 +50,8 @@ VALIDATION_COLUMNS = [
 def summarise(
     decisions: pd.DataFrame, *, n_resamples: int = 2000, seed: int = 0, level: float = 0.95
 ) -> pd.DataFrame:
-    """One row per source × model × agent × schedule × memory: mean regret and the share of verifications
+    """One row per source × model × agent × schedule × memory × team (a mixed team's seats are scored under
+    their own agent and model): mean regret and the share of verifications
     that were protective, each with a cluster-bootstrap interval (cluster: the game for memoryless runs, the
     session otherwise)."""
     if decisions.empty:

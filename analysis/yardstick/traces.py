@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.rundirs import DataWarning, Run, iter_events, scan_events
+from analysis.rundirs import DataWarning, Run, RunDirError, iter_events, read_table, scan_events
 
 SEATS = ("A", "B", "C", "D")
 PARTNER = "D"
@@ -82,6 +82,9 @@ class GameTrace:
     max_rounds: int
     rounds: list[RoundTrace] = field(default_factory=list)
     truth: dict[tuple[int, str], bool] | None = None
+    players: dict[str, tuple[str, str]] = field(
+        default_factory=dict
+    )  # seat -> (agent, model) in a mixed team
 
 
 @dataclass
@@ -95,6 +98,7 @@ class RunTrace:
     agent: str
     schedule: str
     memory: str
+    team: str = ""  # a mixed team's composition (``A=never_verify;B=bayes;C=bayes``), empty for one agent
     own_verify: str = "charge"
     capsule_names: str = "lenient"
     games: list[GameTrace] = field(default_factory=list)
@@ -225,6 +229,21 @@ class _EngineGame:
             self.trace.truth = truth
 
 
+def _seat_players(run: Run) -> dict[int, dict[str, tuple[str, str]]]:
+    """session -> seat -> (agent, model) from ``decisions.csv`` (a mixed team's seats differ)."""
+    try:
+        df = read_table(run, "decisions.csv", cell_keys=False, usecols=("session", "seat", "agent", "model"))
+    except RunDirError as exc:
+        warnings.warn(f"{exc}; using the run's cell for every seat", DataWarning, stacklevel=3)
+        return {}
+    if df is None or df.empty or not {"session", "seat", "agent", "model"} <= set(df.columns):
+        return {}
+    out: dict[int, dict[str, tuple[str, str]]] = {}
+    for row in df.drop_duplicates(["session", "seat"]).itertuples(index=False):
+        out.setdefault(int(row.session), {})[str(row.seat)] = (str(row.agent), str(row.model))
+    return out
+
+
 def engine_trace(run: Run) -> RunTrace:
     """A trustsim escape-room run directory as a :class:`RunTrace` (games whose events are cut off or damaged
     are left out, following the reader's damage rule)."""
@@ -241,6 +260,7 @@ def engine_trace(run: Run) -> RunTrace:
         agent=str(cell.get("agent") or ""),
         schedule=str(cell.get("schedule") or ""),
         memory=str(cell.get("memory") or ""),
+        team=str(cell.get("team") or ""),
         own_verify=str(game_cfg.get("own_verify") or "charge"),
         capsule_names=str(game_cfg.get("capsule_names") or "lenient"),
     )
@@ -254,6 +274,7 @@ def engine_trace(run: Run) -> RunTrace:
         )
         return trace
     intact = None if scan.ok else scan.intact_units()
+    players = _seat_players(run) if trace.team else {}
     open_games: dict[tuple[int, int], _EngineGame] = {}
     dropped = 0
     for event in iter_events(run.path):
@@ -268,6 +289,7 @@ def engine_trace(run: Run) -> RunTrace:
             if game is None:
                 continue
             if intact is None or f"s{key[0]}/{key[1]}" in intact:
+                game.trace.players = players.get(key[0], {})
                 trace.games.append(game.trace)
             else:
                 dropped += 1

@@ -127,3 +127,19 @@ def test_damaged_events_leave_out_that_game(runs: dict[str, Path], tmp_path: Pat
         d = _score([run])["decisions"]
     games = set(zip(d["session"], d["game"], strict=True))
     assert (0, 2) not in games and (0, 1) in games and (0, 3) in games
+
+
+def test_mixed_team_seats_are_scored_under_their_own_agent(tmp_path: Path) -> None:
+    from trustsim import api
+
+    result = api.run(
+        "mid2strike", ["agent=bayes", "game.seats.A.agent=never_verify", "progress=false"], tmp_path / "mixed"
+    )
+    assert result.status == "complete", result.failure
+    tables = _score([result.run_dir])
+    d, s = tables["decisions"], tables["summary"]
+    assert set(d[d["seat"] == "A"]["agent"]) == {"never_verify"}
+    assert set(d[d["seat"] != "A"]["agent"]) == {"bayes"}
+    assert set(s["agent"]) == {"bayes", "never_verify"}
+    assert set(s["team"]) == {"A=never_verify;B=bayes;C=bayes"}
+    assert (d[d["seat"] == "A"]["action"] == "volunteer").all()
