@@ -54,21 +54,41 @@ def test_bayes_has_zero_regret_except_after_a_failed_password(runs: dict[str, Pa
     assert set(d["schedule"]) == {"mid2strike", "anchor"}
 
 
-def test_the_models_beliefs_are_the_bayes_agents(runs: dict[str, Path]) -> None:
-    """Before any failed password the yardstick's P(best capsule right) equals bayes's stated confidence."""
-    d = _score([runs["bayes"]])["decisions"]
-    stated = {}
-    for line in (runs["bayes"] / "events.jsonl").read_text().splitlines():
+def _stated(run: Path) -> dict[tuple[int, int, int, str], dict[str, float]]:
+    out = {}
+    for line in (run / "events.jsonl").read_text().splitlines():
         e = json.loads(line)
         if e["type"] == "decision" and "confidence" in e:
-            stated[(e["session"], e["game"], e["round"], e["seat"])] = e["confidence"]
+            out[(e["session"], e["game"], e["round"], e["seat"])] = e["confidence"]
+    return out
+
+
+def _assert_beliefs_match(run: Path) -> int:
+    d = _score([run])["decisions"]
+    stated = _stated(run)
     compared = 0
     for r in d[d["failed_passwords"] == 0].itertuples():
         conf = stated[(r.session, r.game, r.round, r.seat)]
         for k in (1, 2, 3, 4):
-            assert getattr(r, f"p_Q{k}") == pytest.approx(conf[str(k)], abs=1e-6)
+            assert getattr(r, f"p_Q{k}") == pytest.approx(conf[str(k)], abs=1e-6), (r, k)
             compared += 1
-    assert compared > 800
+        assert r.regret <= 1e-9, r
+    return compared
+
+
+def test_the_models_beliefs_are_the_bayes_agents(runs: dict[str, Path]) -> None:
+    """Before any failed password the yardstick's P(best capsule right) equals bayes's stated confidence."""
+    assert _assert_beliefs_match(runs["bayes"]) > 800
+
+
+def test_beliefs_with_revealed_truth_and_a_random_partner_slot(tmp_path: Path) -> None:
+    from trustsim import api
+
+    overrides = ["agent=bayes", "runs=3", "game.reveal_after_game=true", "game.partner_slot=random"]
+    result = api.run("recur", [*overrides, "progress=false"], tmp_path / "reveal")
+    assert result.status == "complete", result.failure
+    assert '"type":"reveal"' in (result.run_dir / "events.jsonl").read_text()
+    assert _assert_beliefs_match(result.run_dir) > 300
 
 
 def test_baselines_have_more_regret_than_bayes(runs: dict[str, Path]) -> None:
