@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from agents.escape_room.base import EscapeRoomPolicy
-from agents.escape_room.views import best_password, is_verified, original_label, trusted_capsule
-from games.escape_room.types import Action, Decision, GameSummary, Observation, RoundReport
+from agents.escape_room.views import is_verified, original_label, trusted_capsule
+from games.escape_room.types import Action, CapsuleView, Decision, GameSummary, Observation, RoundReport
 
 
 class BayesAgent(EscapeRoomPolicy):
@@ -71,27 +71,38 @@ class BayesAgent(EscapeRoomPolicy):
         self._judged = set()
         self._owners = dict(obs.owners)
 
-    def confidence(self, obs: Observation) -> dict[int, float]:
-        """P(the trusted capsule is right) per puzzle, under the belief that verifiers are exact."""
+    def _trusted(self, obs: Observation) -> dict[int, CapsuleView]:
+        """The trusted capsule per puzzle (:func:`trusted_capsule`; a puzzle's only capsule needs no search)."""
         out = {}
         for k in sorted(obs.capsules):
+            capsules = obs.capsules[k]
+            out[k] = capsules[0] if len(capsules) == 1 else trusted_capsule(obs, k)
+        return out
+
+    def confidence(self, obs: Observation, trusted: dict[int, CapsuleView] | None = None) -> dict[int, float]:
+        """P(the trusted capsule is right) per puzzle, under the belief that verifiers are exact."""
+        trusted = self._trusted(obs) if trusted is None else trusted
+        out = {}
+        for k, capsule in trusted.items():
             owner = obs.owners[k]
-            if owner == self.seat or is_verified(trusted_capsule(obs, k), owner):
+            if owner == self.seat or is_verified(capsule, owner):
                 out[k] = 1.0
             else:
                 out[k] = round(self.reliability(owner), 6)
         return out
 
     def decide(self, obs: Observation) -> Decision:
-        conf = self.confidence(obs)
-        trusted = {k: trusted_capsule(obs, k).label for k in sorted(obs.capsules)}
-        losses = {k: (1.0 - p) * obs.my_coins for k, p in conf.items() if p < 1.0}
+        capsules = self._trusted(obs)
+        conf = self.confidence(obs, capsules)
+        trusted = {k: c.label for k, c in capsules.items()}  # also the best password
+        coins = obs.my_coins
+        losses = {k: (1.0 - p) * coins for k, p in conf.items() if p < 1.0}
         worst = max(losses.values(), default=0.0)
-        if obs.my_coins > 0 and worst > self.verify_cost:
+        if coins > 0 and worst > self.verify_cost:
             candidates = sorted(k for k, loss in losses.items() if loss == worst)
             target = candidates[int(self.rng.integers(len(candidates)))]
             return Decision(Action.verify(target), confidence=conf, trusted=trusted)
-        return Decision(Action.volunteer(best_password(obs)), confidence=conf, trusted=trusted)
+        return Decision(Action.volunteer(trusted), confidence=conf, trusted=trusted)
 
     def observe(self, report: RoundReport) -> None:
         owners = self._owners

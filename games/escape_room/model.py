@@ -1,13 +1,19 @@
 """The escape-room game as a Mesa 3.3 model: one ``step()`` resolves one round of simultaneous moves.
 
-Decisions are gathered first (``collect``: every alive seat sees the same start-of-round state; LLM calls of
-a round run concurrently), then ``step()`` applies the rules. State changes stay sequential and explicit.
+Decisions are gathered first (every alive seat sees the same start-of-round state; LLM calls of a round run
+concurrently), then ``step()`` applies the rules. State changes stay sequential and explicit.
+
+The game is written once, as a generator (:meth:`EscapeRoomModel._game`) that yields what it needs from the
+seats (decisions, private puzzle answers, end-of-game hooks) and is driven two ways: ``await play()`` (the
+async path: LLM seats' calls of a round run concurrently) and :meth:`EscapeRoomModel.play_sync` (the fast
+path when no seat needs the LLM: direct calls, no coroutine per decision). Both give identical games.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +74,27 @@ class GameRecord:
     )  # round → capsule table
 
 
+Request = tuple[Any, ...]
+"""What the game asks its driver for: ``("decide", seats, observations)`` → decisions, ``("solve", seat, puzzle,
+purpose)`` → an answer or None, ``("end", seat, summary)`` → None."""
+
+
+def _view_repr(view: CapsuleView) -> str:
+    return f"CapsuleView(label={view.label!r}, endorsers={view.endorsers!r})"
+
+
+def capsules_repr(views: dict[int, tuple[CapsuleView, ...]]) -> str:
+    """``repr(views)``, built without the dataclass ``__repr__`` machinery (the same text, faster)."""
+    parts = []
+    for k, caps in views.items():
+        inner = ", ".join(map(_view_repr, caps))
+        parts.append(f"{k!r}: ({inner},)" if len(caps) == 1 else f"{k!r}: ({inner})")
+    return "{" + ", ".join(parts) + "}"
+
+
 class EscapeRoomModel(mesa.Model):
-    """One game. ``await model.play()`` runs it to the end and returns its GameRecord."""
+    """One game. ``await model.play()`` (or ``model.play_sync()`` when :attr:`synchronous`) runs it to the end
+    and returns its GameRecord."""
 
     def __init__(
         self,
@@ -109,9 +134,22 @@ class EscapeRoomModel(mesa.Model):
         )  # type: ignore[arg-type]
         self._pending: dict[str, Action] = {}
         self._verify_answers: dict[str, int] = {}
+        self._texts: list[str] = []  # announcements so far (one text per resolved round)
+        self._views_text = ""  # repr of the capsule table, for the round digest
+
+    @property
+    def synchronous(self) -> bool:
+        """True when the game can be played by :meth:`play_sync`: no seat makes asynchronous calls (an LLM),
+        overrides ``aend_game``, or is asked to solve a puzzle (``own_answer`` and ``verifier`` exact)."""
+        if self.options.own_answer == "llm" or self.options.verifier == "llm":
+            return False
+        return not any(
+            a.policy.is_async or type(a.policy).aend_game is not EscapeRoomPolicy.aend_game
+            for a in self.seats.values()
+        )
 
     # -- setup ---------------------------------------------------------------------------------------------
-    async def _seal(self) -> GameState:
+    def _seal(self) -> Generator[Request, Any, GameState]:
         sealed: dict[int, int] = {}
         for puzzle in self.puzzles:
             owner = self.owners[puzzle.index]
@@ -120,7 +158,7 @@ class EscapeRoomModel(mesa.Model):
                     puzzle.answer if self.d_correct else plausible_wrong_answer(self.random, puzzle.answer)
                 )
             elif self.options.own_answer == "llm":
-                answer = await self.seats[owner].policy.asolve(puzzle, purpose="own_answer")
+                answer = yield ("solve", self.seats[owner], puzzle, "own_answer")
                 value = answer if answer is not None else plausible_wrong_answer(self.random, puzzle.answer)
             else:
                 value = puzzle.answer
@@ -149,35 +187,43 @@ class EscapeRoomModel(mesa.Model):
             history=self._history,
         )
 
-    async def collect(self) -> None:
+    def _collect(self, views_changed: bool) -> Generator[Request, Any, None]:
         """Every alive seat observes the same state and decides; illegal requests resolve as pass."""
         state = self.state
-        self._views = state.capsule_views()
+        if views_changed:
+            self._views = state.capsule_views()
+            self._views_text = ""
         self.record.views[state.round + 1] = self._views
-        self._history = tuple(r.text() for r in state.reports)
+        self._history = tuple(self._texts)
         if self.recorder is not None:
-            digest = hashlib.sha256(
-                repr((state.round + 1, sorted(state.coins.items()), state.alive, self._views)).encode()
-            ).hexdigest()[:16]
+            if not self._views_text:
+                self._views_text = capsules_repr(self._views)
+            text = (
+                f"({state.round + 1!r}, {sorted(state.coins.items())!r}, {state.alive!r}, {self._views_text})"
+            )
             self._event(
                 "round_start",
                 round=state.round + 1,
                 alive=list(state.alive),
                 coins=dict(state.coins),
-                digest=digest,
+                digest=hashlib.sha256(text.encode()).hexdigest()[:16],
             )
         alive = [self.seats[s] for s in state.alive]
         observations = [self.observation(a.seat) for a in alive]
-        if any(a.policy.is_async for a in alive):
-            decisions = await asyncio.gather(
-                *(a.policy.adecide(o) for a, o in zip(alive, observations, strict=True))
-            )
-        else:
-            decisions = [a.policy.decide(o) for a, o in zip(alive, observations, strict=True)]
+        decisions = yield ("decide", alive, observations)
         self._pending = {}
         for agent, decision in zip(alive, decisions, strict=True):
             self._pending[agent.seat] = self._check(agent.seat, decision)
-        await self._verification_answers()
+        self._verify_answers = {}
+        for seat, action in self._pending.items():
+            if action.kind != "verify":
+                continue
+            puzzle = state.puzzles[action.target]  # type: ignore[index]
+            if self.options.verifier == "llm":
+                answer = yield ("solve", self.seats[seat], puzzle, "verify")
+                self._verify_answers[seat] = answer if answer is not None else -1
+            else:
+                self._verify_answers[seat] = puzzle.answer
 
     def _check(self, seat: str, decision: Decision) -> Action:
         action = decision.action
@@ -225,20 +271,8 @@ class EscapeRoomModel(mesa.Model):
             fields["trusted"] = d.trusted
         self._event("decision", **fields)
 
-    async def _verification_answers(self) -> None:
-        self._verify_answers = {}
-        for seat, action in self._pending.items():
-            if action.kind != "verify":
-                continue
-            puzzle = self.state.puzzles[action.target]  # type: ignore[index]
-            if self.options.verifier == "llm":
-                answer = await self.seats[seat].policy.asolve(puzzle)
-                self._verify_answers[seat] = answer if answer is not None else -1
-            else:
-                self._verify_answers[seat] = puzzle.answer
-
     def step(self) -> None:
-        """Resolve the round whose decisions ``collect`` gathered."""
+        """Resolve the round whose decisions were gathered (``_collect``)."""
         state = self.state
         for seat in state.alive:
             self.record.rounds_alive[seat] = self.record.rounds_alive.get(seat, 0) + 1
@@ -272,8 +306,9 @@ class EscapeRoomModel(mesa.Model):
         self._event("round_end", round=report.round, escaped=report.escaped)
 
     # -- a whole game --------------------------------------------------------------------------------------
-    async def play(self) -> GameRecord:
-        self.state = await self._seal()
+    def _game(self) -> Generator[Request, Any, None]:
+        """The whole game, yielding what it needs from the seats (see :data:`Request`)."""
+        self.state = yield from self._seal()
         self.record.state = self.state
         self._event(
             "game_start",
@@ -290,17 +325,16 @@ class EscapeRoomModel(mesa.Model):
         self._history = ()
         for seat in self.state.alive:
             self.seats[seat].policy.start_game(self.observation(seat))
+        views_changed = False  # the capsule table changes only through verifications
         while not self.state.over:
             alive_before = list(self.state.alive)
-            await self.collect()
+            yield from self._collect(views_changed)
             self.step()
             report = self.state.reports[-1]
+            self._texts.append(report.text())
+            views_changed = bool(report.verifications)
             for seat in alive_before:
                 self.seats[seat].policy.observe(report)
-        await self._end()
-        return self.record
-
-    async def _end(self) -> None:
         state = self.state
         scores = {s: state.score(s) for s in state.seats}
         truth = None
@@ -311,20 +345,22 @@ class EscapeRoomModel(mesa.Model):
                 for c in caps
             }
             self._event("reveal", capsules=truth)  # what every seat is told: label → holds the right answer
+        reports = tuple(state.reports)
+        survivors = tuple(state.alive)
         for seat in state.seats:
             summary = GameSummary(
                 game=self.game,
                 escaped=state.escaped,
                 rounds=state.round,
-                survivors=tuple(state.alive),
+                survivors=survivors,
                 coins=dict(state.coins),
                 scores=scores,
                 own_score=scores[seat],
                 seat=seat,
-                reports=tuple(state.reports),
+                reports=reports,
                 capsule_truth=truth,
             )
-            await self.seats[seat].policy.aend_game(summary)
+            yield ("end", self.seats[seat], summary)
         self._event(
             "game_end",
             outcome=state.outcome,
@@ -334,3 +370,47 @@ class EscapeRoomModel(mesa.Model):
             scores=scores,
             escape_round=state.escape_round,
         )
+
+    def play_sync(self) -> GameRecord:
+        """Play the game with direct calls (no event loop); only when :attr:`synchronous`."""
+        if not self.synchronous:
+            raise RuntimeError("a seat of this game needs asynchronous calls; use `await model.play()`")
+        game = self._game()
+        send = game.send
+        value: Any = None
+        try:
+            while True:
+                request = send(value)
+                if request[0] == "decide":
+                    value = [a.policy.decide(o) for a, o in zip(request[1], request[2], strict=True)]
+                else:  # "end" (synchronous games ask for no puzzle answers)
+                    value = request[1].policy.end_game(request[2])
+        except StopIteration:
+            return self.record
+
+    async def play(self) -> GameRecord:
+        """Play the game; seats' asynchronous (LLM) calls of a round run concurrently."""
+        game = self._game()
+        value: Any = None
+        try:
+            while True:
+                request = game.send(value)
+                kind = request[0]
+                if kind == "decide":
+                    seats, observations = request[1], request[2]
+                    if any(a.policy.is_async for a in seats):
+                        value = await asyncio.gather(
+                            *(a.policy.adecide(o) for a, o in zip(seats, observations, strict=True))
+                        )
+                    else:
+                        value = [a.policy.decide(o) for a, o in zip(seats, observations, strict=True)]
+                elif kind == "solve":
+                    seat, puzzle, purpose = request[1], request[2], request[3]
+                    if purpose == "verify":
+                        value = await seat.policy.asolve(puzzle)
+                    else:
+                        value = await seat.policy.asolve(puzzle, purpose=purpose)
+                else:
+                    value = await request[1].policy.aend_game(request[2])
+        except StopIteration:
+            return self.record

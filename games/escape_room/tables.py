@@ -9,6 +9,7 @@ from games.escape_room.options import PARTNER_SEAT
 from games.escape_room.rules import GameState
 from games.escape_room.types import CapsuleView
 from trustsim.rundir import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the one schema, re-exported
+from trustsim.rundir.writer import bool_text, cell_text
 
 PUZZLES = (1, 2, 3, 4)
 DECISION_COLUMNS = [
@@ -115,43 +116,79 @@ class TableBuilder:
         self.seat_models = seat_models
         self.seat_agents = seat_agents
         self.llm_seats = llm_seats
+        self._seat_texts: dict[str, tuple[str, str, str, str]] = {}
+        self._text = (  # run_id, session, prompt, memory, schedule as cell text
+            cell_text(cell["run_id"]),
+            str(session),
+            cell_text(cell.get("prompt")),
+            cell_text(cell["memory"]),
+            cell_text(cell["schedule"]),
+        )
 
     def _base(self, game: int) -> dict[str, Any]:
         return {"run_id": self.cell["run_id"], "session": self.session, "game": game}
 
-    def decision_rows(self, rec: GameRecord) -> list[dict[str, Any]]:
+    def _seat_text(self, seat: str) -> tuple[str, str, str, str]:
+        """(seat, is_partner, agent, model) as cell text, computed once per seat."""
+        text = self._seat_texts.get(seat)
+        if text is None:
+            text = self._seat_texts[seat] = (
+                seat,
+                bool_text(seat == PARTNER_SEAT),
+                cell_text(self.seat_agents[seat]),
+                cell_text(self.seat_models[seat]),
+            )
+        return text
+
+    def decision_rows(self, rec: GameRecord) -> list[dict[str, str]]:
+        """One row per decision, as cell text (the writer's fast path; same cells as typed values give)."""
         state = rec.state
+        run_id, session, prompt, memory, schedule = self._text
+        game = str(rec.game)
+        d_correct = bool_text(rec.d_correct)
+        partner = rec.partner_puzzle
+        partner_text = str(partner)
+        own = {seat: str(state.own_puzzle(seat)) for seat in state.seats}
         rows = []
         for d in rec.decisions:
             a = d.decision.action
             conf = d.decision.confidence or {}
-            row = self._base(rec.game)
-            row.update(
-                round=d.round,
-                seat=d.seat,
-                is_partner=d.seat == PARTNER_SEAT,
-                agent=self.seat_agents[d.seat],
-                model=self.seat_models[d.seat],
-                prompt=self.cell.get("prompt"),
-                memory=self.cell["memory"],
-                schedule=self.cell["schedule"],
-                d_correct=rec.d_correct,
-                partner_puzzle=rec.partner_puzzle,
-                own_puzzle=state.own_puzzle(d.seat),
-                coins_before=d.coins_before,
-                action=d.requested,
-                target=a.target if a is not None and a.kind == "verify" else None,
-                password=password_text(a.password) if a is not None and a.kind == "volunteer" else None,
-                valid=d.valid,
-                invalid_reason=d.invalid_reason,
-                resolved_action=d.resolved.kind,
-                verify_partner=d.resolved.kind == "verify" and d.resolved.target == rec.partner_puzzle,
-                prompt_tokens=d.decision.prompt_tokens,
-                completion_tokens=d.decision.completion_tokens,
+            seat, is_partner, agent, model = self._seat_text(d.seat)
+            resolved = d.resolved
+            verify = a is not None and a.kind == "verify"
+            volunteer = a is not None and a.kind == "volunteer"
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "session": session,
+                    "game": game,
+                    "round": str(d.round),
+                    "seat": seat,
+                    "is_partner": is_partner,
+                    "agent": agent,
+                    "model": model,
+                    "prompt": prompt,
+                    "memory": memory,
+                    "schedule": schedule,
+                    "d_correct": d_correct,
+                    "partner_puzzle": partner_text,
+                    "own_puzzle": own[seat],
+                    "coins_before": str(d.coins_before),
+                    "action": d.requested,
+                    "target": cell_text(a.target) if verify else "",  # type: ignore[union-attr]
+                    "password": (password_text(a.password) or "") if volunteer else "",  # type: ignore[union-attr]
+                    "valid": bool_text(d.valid),
+                    "invalid_reason": cell_text(d.invalid_reason),
+                    "resolved_action": resolved.kind,
+                    "verify_partner": bool_text(resolved.kind == "verify" and resolved.target == partner),
+                    "conf_Q1": cell_text(conf.get(1)),
+                    "conf_Q2": cell_text(conf.get(2)),
+                    "conf_Q3": cell_text(conf.get(3)),
+                    "conf_Q4": cell_text(conf.get(4)),
+                    "prompt_tokens": cell_text(d.decision.prompt_tokens),
+                    "completion_tokens": cell_text(d.decision.completion_tokens),
+                }
             )
-            for k in PUZZLES:
-                row[f"conf_Q{k}"] = conf.get(k)
-            rows.append(row)
         return rows
 
     def game_row(self, rec: GameRecord) -> dict[str, Any]:
@@ -214,9 +251,13 @@ class TableBuilder:
             rows.append(row)
         return rows
 
-    def prediction_rows(self, rec: GameRecord) -> list[dict[str, Any]]:
-        """Stated P(trusted capsule is right) per non-own puzzle, scored against the capsule's truth."""
+    def prediction_rows(self, rec: GameRecord) -> list[dict[str, str]]:
+        """Stated P(trusted capsule is right) per non-own puzzle, scored against the capsule's truth (rows as
+        cell text)."""
         state = rec.state
+        run_id, _, _, memory, schedule = self._text
+        cluster = f"s{self.session}"
+        game = str(rec.game)
         rows = []
         for d in rec.decisions:
             conf = d.decision.confidence
@@ -225,6 +266,8 @@ class TableBuilder:
             own = state.own_puzzle(d.seat)
             trusted = d.decision.trusted or {}
             views = rec.views[d.round]
+            _, _, agent, model = self._seat_text(d.seat)
+            round_text = str(d.round)
             for k in PUZZLES:
                 if k == own:
                     continue
@@ -234,20 +277,20 @@ class TableBuilder:
                     label = default_trusted(views[k], owner)
                 rows.append(
                     {
-                        "run_id": self.cell["run_id"],
+                        "run_id": run_id,
                         "game_type": "escape_room",
-                        "cluster": f"s{self.session}",
-                        "model": self.seat_models[d.seat],
-                        "agent": self.seat_agents[d.seat],
-                        "memory": self.cell["memory"],
-                        "schedule": self.cell["schedule"],
+                        "cluster": cluster,
+                        "model": model,
+                        "agent": agent,
+                        "memory": memory,
+                        "schedule": schedule,
                         "subject": owner,
                         "subject_kind": "scripted_partner" if owner == PARTNER_SEAT else "agent",
-                        "game": rec.game,
-                        "round": d.round,
-                        "p": None if conf is None else conf.get(k),
-                        "outcome": int(_right(state, k, label)),
-                        "p_exact": None,
+                        "game": game,
+                        "round": round_text,
+                        "p": "" if conf is None else cell_text(conf.get(k)),
+                        "outcome": "1" if _right(state, k, label) else "0",
+                        "p_exact": "",
                         "source": "native",
                         "item": f"Q{k}:{label}",
                     }

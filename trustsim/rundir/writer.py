@@ -1,15 +1,31 @@
-"""Writers of a run directory: the append-only event log, CSV tables, and atomic JSON files."""
+"""Writers of a run directory: the append-only event log, CSV tables, and atomic JSON files.
+
+Crash semantics (``docs/run_directory.md``, *Crash semantics*): events and table rows are buffered in memory
+and written out (``flush``: handed to the operating system, so they survive the process being killed, even by
+``kill -9``) before every unit of play starts (escape-room game, arena match, trust-game session, reliance
+scenario), at least once a second while events arrive, and when the recorder closes. A killed job therefore
+loses at most the unit in progress; its last line may be cut, which every reader tolerates.
+"""
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
+import time
 from collections.abc import Iterable, Mapping
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, TextIO
 
-from trustsim.rundir.schema import EVENTS, TableSchema
+from trustsim.rundir.schema import EVENT_UNITS, EVENTS, TableSchema
+
+FLUSH_EVERY_S = 1.0
+"""Longest time buffered events wait before they are written out (while events keep arriving)."""
+
+UNIT_STARTS = frozenset(unit.start for unit in EVENT_UNITS.values()) | {"session_start"}
+"""Event types before which the recorder writes out everything buffered (the previous unit is complete)."""
 
 
 def format_cell(value: Any) -> Any:
@@ -25,18 +41,50 @@ def format_cell(value: Any) -> Any:
     return str(value)
 
 
-def _cells(row: Mapping[str, Any], columns: list[str]) -> list[Any]:
+def cell_text(value: Any) -> str:
+    """The text of a CSV cell before quoting (:func:`format_cell`, with None as the empty string)."""
+    kind = type(value)
+    if kind is str:
+        return value
+    if value is None:
+        return ""
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is float:
+        return repr(round(value, 10))
+    return str(value)
+
+
+def bool_text(value: bool) -> str:
+    """``true``/``false``: the cell text of a boolean (for rows built as text)."""
+    return "true" if value else "false"
+
+
+def float_text(value: float | None) -> str:
+    """The cell text of an optional float (for rows built as text)."""
+    return "" if value is None else repr(round(value, 10))
+
+
+def opt_text(value: Any) -> str:
+    """The cell text of an optional int or str (for rows built as text)."""
+    return "" if value is None else str(value)
+
+
+def _cells(row: Mapping[str, Any], columns: list[str]) -> list[str]:
     out = []
     append = out.append
+    get = row.get
     for column in columns:
-        value = row.get(column)
+        value = get(column)
         kind = type(value)
-        if kind is bool:
+        if kind is str:
+            append(value)
+        elif value is None:
+            append("")
+        elif kind is bool:
             append("true" if value else "false")
         elif kind is float:
             append(repr(round(value, 10)))
-        elif kind is int or kind is str or value is None:
-            append(value)
         else:
             append(str(value))
     return out
@@ -51,26 +99,69 @@ def json_default(obj: Any) -> Any:
     return str(obj)
 
 
+_EVENT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=json_default)
+"""One encoder for every event line (``json.dumps`` with options builds a new encoder per call)."""
+
+
 class TableWriter:
-    """Streams rows of one CSV table; the column order is fixed at creation."""
+    """Streams rows of one CSV table; the column order is fixed at creation.
+
+    Rows are mappings (column → value; a missing column is an empty cell). Cells are formatted by
+    :func:`format_cell` and quoted as the ``csv`` module does (minimal quoting). A row whose values are all
+    already text (see :func:`cell_text`) takes a fast path. Lines are buffered until :meth:`flush`
+    (the run recorder flushes before every unit of play) or :meth:`close`.
+    """
 
     def __init__(self, path: Path, columns: Iterable[str]) -> None:
         self.path = path
         self.columns = list(columns)
         self._fh: TextIO = path.open("w", encoding="utf-8", newline="")
-        self._writer = csv.writer(self._fh, lineterminator="\n")
-        self._writer.writerow(self.columns)
+        n = len(self.columns)
+        self._get = itemgetter(*self.columns) if n > 1 else None
+        self._commas = n - 1
+        self._pending: list[str] = [self._quoted([str(c) for c in self.columns])]
         self.rows = 0
 
+    @staticmethod
+    def _quoted(cells: list[str]) -> str:
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerow(cells)
+        return out.getvalue()[:-1]
+
+    def _plain(self, line: str) -> bool:
+        """True when ``line`` (cells joined by commas) needs no quoting: no cell holds a comma, a quote or a
+        line break (and the table has more than one column: a lone empty cell is quoted)."""
+        return line.count(",") == self._commas and '"' not in line and "\n" not in line and "\r" not in line
+
+    def _line(self, row: Mapping[str, Any]) -> str:
+        if self._get is not None:
+            try:
+                line = ",".join(self._get(row))  # fast path: every column present, every value already text
+            except (KeyError, TypeError):
+                pass
+            else:
+                if self._plain(line):
+                    return line
+        cells = _cells(row, self.columns)
+        line = ",".join(cells)
+        return line if self._commas and self._plain(line) else self._quoted(cells)
+
     def write_rows(self, rows: Iterable[Mapping[str, Any]]) -> None:
-        cols = self.columns
-        lines = [_cells(row, cols) for row in rows]
-        self._writer.writerows(lines)
-        self._fh.flush()
-        self.rows += len(lines)
+        lines = [self._line(row) for row in rows]
+        if lines:
+            self._pending.append("\n".join(lines))
+            self.rows += len(lines)
+
+    def flush(self) -> None:
+        """Write buffered lines out to the operating system."""
+        if self._pending and not self._fh.closed:
+            self._fh.write("\n".join(self._pending) + "\n")
+            self._pending.clear()
+            self._fh.flush()
 
     def close(self) -> None:
         if not self._fh.closed:
+            self.flush()
             self._fh.close()
 
 
@@ -87,10 +178,12 @@ def write_table(path: Path, columns: Iterable[str], rows: Iterable[Mapping[str, 
 class RunRecorder:
     """Owns a run directory's ``events.jsonl`` and CSV tables.
 
-    Events are appended one JSON object per line and flushed per event, so a crash loses at most the event
-    being written; every event carries a contiguous ``seq``. Text that contains a secret from the environment
-    is redacted before it reaches disk. Open it through :func:`trustsim.rundir.open_run_dir`, which holds the
-    directory's lock first.
+    Events are appended one JSON object per line; every event carries a contiguous ``seq``. Events and table
+    rows are buffered and written out before every unit of play starts (:data:`UNIT_STARTS`), at least every
+    :data:`FLUSH_EVERY_S` seconds while events arrive, on :meth:`flush` and on :meth:`close`; a killed job
+    loses at most the unit in progress. Text that contains a secret from the environment is redacted before
+    it reaches disk. Open it through :func:`trustsim.rundir.open_run_dir`, which holds the directory's lock
+    first.
     """
 
     def __init__(self, run_dir: Path) -> None:
@@ -99,24 +192,34 @@ class RunRecorder:
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._events: TextIO = (self.run_dir / EVENTS).open("w", encoding="utf-8")
+        self._pending: list[str] = []
         self._tables: dict[str, TableWriter] = {}
         self._secrets = secret_values()
+        self._flushed_at = time.monotonic()
         self.seq = 0
 
     def event(self, type: str, **fields: Any) -> None:
-        line = json.dumps(
-            {"seq": self.seq, "type": type, **fields},
-            separators=(",", ":"),
-            ensure_ascii=False,
-            default=json_default,
-        )
+        if type in UNIT_STARTS:
+            self.flush()  # the previous unit of play is complete: its events and rows reach the disk
+        line = _EVENT_JSON.encode({"seq": self.seq, "type": type, **fields})
         if self._secrets:
             from trustsim.secrets import redact_text
 
             line = redact_text(line, self._secrets)
-        self._events.write(line + "\n")
-        self._events.flush()
+        self._pending.append(line)
         self.seq += 1
+        if time.monotonic() - self._flushed_at >= FLUSH_EVERY_S:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write every buffered event and table row out to the operating system (no fsync)."""
+        for table in self._tables.values():
+            table.flush()
+        if self._pending and not self._events.closed:
+            self._events.write("\n".join(self._pending) + "\n")
+            self._pending.clear()
+            self._events.flush()
+        self._flushed_at = time.monotonic()
 
     def table(self, name: str | TableSchema, columns: Iterable[str] | None = None) -> TableWriter:
         """The writer of table ``name`` (``<name>.csv``), created on first use with ``columns``.
@@ -135,6 +238,7 @@ class RunRecorder:
         return {name: t.rows for name, t in self._tables.items()}
 
     def close(self) -> None:
+        self.flush()
         for table in self._tables.values():
             table.close()
         if not self._events.closed:
