@@ -36,17 +36,21 @@ SKIP_RULES: list[tuple[str, str]] = [
     (r"^make\b", "make targets reinstall .venv when pyproject.toml is newer than it (CI runs ruff directly)"),
     (r"\bpip install\b", "installs packages (network)"),
     (r"[A-Z][A-Z0-9_]*_API_KEY=", "needs an API key and network"),
-    (r"\bmodel=\S*(gpt|claude|gemini)", "needs an API key and network"),
+    # a preview (preview=true) sends nothing and needs no key or server: it runs
+    (r"^(?!.*\bpreview=true\b).*\bmodel=\S*(gpt|claude|gemini)", "needs an API key and network"),
     (r"\bmodel=(openai_compatible|vllm|ollama)\b", "needs a running model server"),
     (r"\bhydra/launcher=submitit_slurm\b", "needs a SLURM cluster"),
     (r"\btrustsim\.llm\.fake_server\b", "starts a server that runs until stopped"),
     (r"\s--serve\b", "serves the site until stopped"),
     (r"\btrustsim\.extract\b", "runs an extractor model over many texts (embedded: minutes; API: a key)"),
     (r"\bextracted/", "reads the output of trustsim.extract (skipped above)"),
-    (r"\bagent=llm\b", "plays the embedded language model (minutes per run on 2 cores)"),
+    (
+        r"^(?!.*\bpreview=true\b).*\bagent=llm\b",
+        "plays the embedded language model (minutes per run on 2 cores)",
+    ),
     (r"\bgame\.(trustor|trustee)=llm\b", "plays the embedded language model (minutes per run on 2 cores)"),
     (
-        rf"^python -m trustsim (?!.*\bagent=)(?:\S+ )*\+experiment=({ESCAPE_ROOM_PRESETS})(\s|$)",
+        rf"^python -m trustsim (?!.*\b(agent|preview)=)(?:\S+ )*\+experiment=({ESCAPE_ROOM_PRESETS})(\s|$)",
         "the escape-room presets default to agent=llm on the embedded model (5-7 min)",
     ),
     (r"tests/benchmarks/", "a benchmark (minutes; prints numbers)"),
@@ -267,6 +271,12 @@ def test_extractor_joins_continuations_and_drops_comments(tmp_path: Path) -> Non
         ("OPENAI_API_KEY=... python -m trustsim +experiment=1strike agent=llm model=gpt-5.1", True),
         ("python -m analysis trust --reference --out report/", False),
         ("python -m analysis view outputs/runs --out site/ --serve 8000", True),
+        (
+            "python -m trustsim -m +experiment=smooth,1strike model=gpt-5.1 seed='range(5)' preview=true",
+            False,
+        ),
+        ("python -m trustsim +experiment=ipd agent=llm model=smollm2 preview=true", False),
+        ("python -m trustsim +experiment=smooth preview=true", False),
     ],
 )
 def test_skip_rules(text: str, skipped: bool) -> None:
