@@ -178,25 +178,60 @@ def _with_anchor_note(fig: Figure, row: pd.Series | None) -> Figure:
     return fig
 
 
-def yardstick(subject: Subject, paths: list[str]) -> Figure:
-    """Escape-room regret under the model-based yardstick (analysis.yardstick, issue 14 item 2)."""
-    key, label = "er_regret", "escape-room regret under the yardstick (model-based, not the exact optimum)"
+def yardstick_decisions(paths: list[str]) -> pd.DataFrame | None:
+    """Every escape-room decision scored by the model-based yardstick (``analysis.yardstick``; prior
+    Beta(1, 1), team variant); None when it cannot score these paths."""
     try:
-        import importlib
-
-        ys = importlib.import_module("analysis.yardstick")
+        from analysis.yardstick.pipeline import decisions_table, load
     except ModuleNotFoundError:
-        return unavailable(key, label, "analysis.yardstick is not installed")
-    summarise = getattr(ys, "card_figure", None)
-    if summarise is None:
-        return unavailable(key, label, "analysis.yardstick has no card_figure(paths, subject_matcher)")
+        return None
+    from analysis.rundirs import RunDirError
+
     try:
-        value = summarise(paths, subject.matches)
-    except Exception as exc:  # the yardstick cannot score these runs: say why on the card
-        return unavailable(key, label, f"yardstick failed: {type(exc).__name__}")
-    if value is None:
-        return not_run(key, label)
-    return from_values(key, label, *value[:3], n=value[3] if len(value) > 3 else None)
+        loaded = load(paths)
+    except RunDirError:
+        return pd.DataFrame()
+    decisions, _ = decisions_table(loaded.runs, prior=(1.0, 1.0), variant="team")
+    return decisions
+
+
+def yardstick(
+    subject: Subject, decisions: pd.DataFrame | None, *, resamples: int, seed: int
+) -> dict[str, Figure]:
+    """Escape-room regret and protective share under the yardstick (issue 14 item 2)."""
+    from analysis.stats import cluster_bootstrap_mean, cluster_bootstrap_ratio
+
+    rk, rl = "er_regret", "regret under the yardstick (expected coins; model-based, not the exact optimum)"
+    pk, pl = "protective_share", "protective share of verifications (yardstick: EV-positive)"
+    if decisions is None:
+        return {rk: unavailable(rk, rl, "analysis.yardstick is not installed")}
+    sub = decisions[[subject.matches(m, a) for m, a in zip(decisions["model"], decisions["agent"], strict=True)]] if len(
+        decisions) else decisions  # fmt: skip
+    if sub.empty:
+        return {rk: not_run(rk, rl), pk: not_run(pk, pl)}
+    clusters = (sub["run_id"].astype(str) + "/" + sub["cluster"].astype(str)).to_numpy()
+    regret = sub["regret"].astype(float)
+    ok = regret.notna().to_numpy()
+    iv = cluster_bootstrap_mean(regret.to_numpy()[ok], clusters[ok], n_resamples=resamples, seed=seed)
+    n = int(ok.sum())
+    note = f"{n} decisions, {iv.n_clusters} clusters; prior Beta(1, 1)"
+    out = {rk: from_values(rk, rl, iv.estimate, iv.low, iv.high, n=n, note=note + (f"; {iv.note}" if iv.note else ""),
+                           underpowered=iv.n_clusters < 10 or None, digits=3)}  # fmt: skip
+    verify = (sub["action"] == "verify").to_numpy()
+    protective = sub["protective"].fillna(False).astype(bool).to_numpy() & verify
+    per = (
+        pd.DataFrame({"c": clusters, "p": protective.astype(float), "v": verify.astype(float)})
+        .groupby("c")
+        .sum()
+    )
+    share = cluster_bootstrap_ratio(
+        per["p"].to_numpy(), per["v"].to_numpy(), n_resamples=resamples, seed=seed
+    )
+    nv = int(verify.sum())
+    out[pk] = from_values(pk, pl, share.estimate, share.low, share.high, n=nv,
+                          note=f"{nv} verifications, {share.n_clusters} clusters" + (f"; {share.note}" if share.note else ""),
+                          underpowered=share.n_clusters < 10 or None)  # fmt: skip
+    return out
 
 
 # ---------------------------------------------------------------- reliance
@@ -531,11 +566,15 @@ def collect(
             predictions, _ = load_predictions(run_paths) if run_paths else (pd.DataFrame(), None)
         except RunDirError:
             predictions = pd.DataFrame()
+    ys_decisions = yardstick_decisions(trust_paths) if trust_paths and not games.empty else None
     for s in subjects.values():
         sub_games = games[[s.matches(m, a) for m, a in zip(games["model"], games["agent"], strict=True)]] if len(
             games) else games  # fmt: skip
         s.figures.update(escape_room(s, trust_tables, sub_games, resamples=resamples, seed=seed))
-        s.figures["er_regret"] = yardstick(s, trust_paths)
+        if not sub_games.empty:  # the yardstick's protective share replaces the trust analysis's
+            s.figures.update(yardstick(s, ys_decisions, resamples=resamples, seed=seed))
+        else:
+            s.figures["er_regret"] = not_run("er_regret", "regret under the yardstick")
         s.figures.update(reliance(s, rel_tables, stages, resamples=resamples, seed=seed))
         s.figures.update(arena(s, arena_tables))
         s.figures.update(trust_game(s, tg_tables))
