@@ -81,7 +81,8 @@ def resolve_model(value: Any, key: str) -> dict[str, Any] | None:
 
 def merge_stats(main: Any, seats: list[Any]) -> dict[str, Any] | None:
     """A job's LLM stats over its clients: the job's client alone gives its own stats unchanged; with seat
-    clients, counts and cost are summed and ``by_model`` gives each model's own (None: no client built)."""
+    clients, counts and cost are summed (other values, such as the process-wide ``local`` accounting, are
+    taken once) and ``by_model`` gives each model's own (None: no client built)."""
     clients = [c for c in (main, *seats) if c is not None]
     if not clients:
         return None
@@ -97,6 +98,9 @@ def merge_stats(main: Any, seats: list[Any]) -> dict[str, Any] | None:
             if isinstance(v, int | float) and not isinstance(v, bool):
                 total[k] = total.get(k, 0) + v
                 mine[k] = mine.get(k, 0) + v
+            else:  # e.g. "local": process-wide embedded-model accounting, the same in every client
+                total.setdefault(k, v)
+                mine.setdefault(k, v)
     for bucket in (total, *per_model.values()):
         for k in ("cost_usd", "latency_s"):
             if k in bucket:
