@@ -89,7 +89,7 @@ def given(joint: Joint, bit: int, value: int) -> tuple[float, Joint]:
     for mask, p in atoms:
         low, high = mask & ((1 << bit) - 1), mask >> (bit + 1)
         rest[low | high << bit] += p / total
-    return total, tuple(rest)
+    return total, tuple(round(p, 12) for p in rest)
 
 
 def reveal(joint: Joint, bit: int) -> list[tuple[float, Joint]]:
@@ -167,6 +167,7 @@ def _value(coins: int, joint: Joint, alive: int, rounds_left: int, variant: str)
     return best
 
 
+@lru_cache(maxsize=200_000)
 def _verify(coins: int, joint: Joint, alive: int, rounds_left: int, variant: str, bit: int | None) -> float:
     """Expected score of verifying the uncertain capsule ``bit`` (None: a certain puzzle, a wasted coin)."""
     survive, alive_after = _after_verify(alive, variant)
@@ -176,7 +177,7 @@ def _verify(coins: int, joint: Joint, alive: int, rounds_left: int, variant: str
         return survive * _value(coins - 1, joint, alive_after, rounds_left - 1, variant)
     total = 0.0
     for p, rest in reveal(joint, bit):
-        total += p * _value(coins - 1, _round(rest), alive_after, rounds_left - 1, variant)
+        total += p * _value(coins - 1, rest, alive_after, rounds_left - 1, variant)
     return survive * total
 
 
