@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -32,11 +33,28 @@ class PreviewRecorder(RunRecorder):
     """Records into a temporary directory (deleted afterwards) and follows the round being played."""
 
     def event(self, type: str, **fields: Any) -> None:
-        if type == "round_start" and isinstance(fields.get("round"), int):
-            CURRENT_ROUND.set(fields["round"])
-        elif type in ("game_start", "game_end"):
-            CURRENT_ROUND.set(None)
+        _follow(type, fields.get("round"))
         super().event(type, **fields)
+
+    def event_json(self, type: str, body: str) -> None:  # events a game writes as JSON text
+        found = _ROUND_FIELD.search(body) if type == "round_start" else None
+        _follow(type, int(found.group(1)) if found else None)
+        parent = getattr(super(), "event_json", None)
+        if parent is not None:
+            parent(type, body)
+        else:  # pragma: no cover - a recorder without JSON-text events
+            super().event(type, **json.loads("{" + body + "}"))
+
+
+_ROUND_FIELD = re.compile(r'"round":(\d+)')
+
+
+def _follow(type: str, round: Any) -> None:
+    """The round being played in this task: set at ``round_start``, cleared at a game's start and end."""
+    if type == "round_start" and isinstance(round, int):
+        CURRENT_ROUND.set(round)
+    elif type in ("game_start", "game_end"):
+        CURRENT_ROUND.set(None)
 
 
 class PreviewContext(JobContext):
