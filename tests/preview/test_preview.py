@@ -204,3 +204,43 @@ def test_cli_preview_of_a_sweep_needs_no_key_and_writes_no_run(tmp_path: Path) -
     jobs = list(outputs.glob("previews/*/*/*/preview.json"))
     assert len(jobs) == 4
     assert all(json.loads(p.read_text())["status"] == "complete" for p in jobs)
+
+
+def test_a_stand_in_answer_the_game_cannot_use_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trustsim.preview import standin
+    from trustsim.preview.report import lines
+
+    monkeypatch.setitem(standin.TEXT_ANSWERS, "decision", "no decision line here")
+    cfg = api.compose(
+        "mid2strike",
+        [
+            "agent=llm",
+            "model=gpt-5.1",
+            "agent.prompt=reference",
+            "game.games=1",
+            f"llm.store_path={tmp_path / 's'}",
+        ],
+    )
+    est = estimate(cfg)
+    assert est.invalid == est.decisions > 0  # the game recorded every stand-in decision invalid
+    assert any("refused" in line for line in lines(est))
+
+
+def test_a_mixed_team_previews_each_seats_model_and_sends_to_neither_server(tmp_path: Path) -> None:
+    with FakeServer() as first, FakeServer() as second:
+        cfg = api.compose(
+            "mixed_team",
+            [
+                *fake_model(first),
+                "game.games=1",
+                f"llm.store_path={tmp_path / 's.sqlite'}",
+                f"+game.seats.B.model={{preset: openai_compatible, name: second, api_base: '{second.api_base}', "
+                "price: {input_per_mtok: 100, output_per_mtok: 100}}",
+            ],
+        )
+        est = estimate(cfg)
+        assert first.requests == [] and second.requests == []
+    assert est.requests > 0 and est.invalid == 0
+    assert len(est.prices) == 2 and any(p.startswith("second: $100 in") for p in est.prices)

@@ -58,7 +58,7 @@ class Estimate:
         completion_basis: how ``completion_tokens`` was estimated: ``schema`` (the longest answer the
             answer schema allows), ``max_tokens`` (the request's cap) or both.
         game_length: ``fixed`` or ``range`` (the game's length depends on the model's choices).
-        invalid: stand-in answers the kit's parser refused (0 in every shipped game).
+        invalid: stand-in answers the kit's parser or the game refused (0 in every shipped game).
         jobs: jobs summed; prices: one line per model priced.
     """
 

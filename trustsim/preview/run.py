@@ -32,13 +32,17 @@ PREVIEW_FILE = "preview.json"
 class PreviewRecorder(RunRecorder):
     """Records into a temporary directory (deleted afterwards) and follows the round being played."""
 
+    invalid = 0  # model answers the game recorded invalid (a stand-in answer it could not use)
+
     def event(self, type: str, **fields: Any) -> None:
         _follow(type, fields.get("round"))
+        self.invalid += _invalid_answers(fields)
         super().event(type, **fields)
 
     def event_json(self, type: str, body: str) -> None:  # events a game writes as JSON text
         found = _ROUND_FIELD.search(body) if type == "round_start" else None
         _follow(type, int(found.group(1)) if found else None)
+        self.invalid += '"valid":false' in body and '"raw":' in body
         parent = getattr(super(), "event_json", None)
         if parent is not None:
             parent(type, body)
@@ -47,6 +51,12 @@ class PreviewRecorder(RunRecorder):
 
 
 _ROUND_FIELD = re.compile(r'"round":(\d+)')
+
+
+def _invalid_answers(fields: dict[str, Any]) -> int:
+    """Model answers recorded invalid in an event's fields (a decision, move, stage or exchange role)."""
+    count = int(fields.get("valid") is False and bool(fields.get("raw")))
+    return count + sum(_invalid_answers(v) for v in fields.values() if isinstance(v, dict))
 
 
 def _follow(type: str, round: Any) -> None:
@@ -124,6 +134,7 @@ def _estimate(valid: Validated, base_dir: Path | None) -> Estimate:
     for client in ctx.clients:
         total = total + summarise(game, client.requests, price_of(client.model), client.model.name)
     total.jobs = 1
+    total.invalid += recorder.invalid
     total.extra = {"counts": dict(ctx.counts), "cell": dict(ctx.cell)}
     return total
 
