@@ -24,7 +24,8 @@ Actions and their risks:
   - ``team`` (default): a verification prepares the team's attempt and is not charged the round's
     elimination (the seats under test are copies sharing the public state; the one who checks is not the
     one left idle). Under it the ``bayes`` agent's rule "verify k when (1 − p_k) × coins exceeds the coin"
-    is the optimal first step, so ``bayes`` has regret 0 wherever its beliefs equal the model's.
+    is the optimal first step whenever a round is left after this one, so ``bayes`` has regret 0 wherever
+    its beliefs equal the model's.
   - ``self_reliant``: the seat counts on nobody: a verification round, like a pass, risks ``1/alive``.
 
 After this round the seat plays on optimally under the same model (a small dynamic programme over coins,
