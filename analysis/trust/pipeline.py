@@ -26,7 +26,7 @@ from analysis.trust.measures import (
     per_game_curves,
     verification_by_round,
 )
-from analysis.trust.seats import seat_matrix_md, seat_verification
+from analysis.trust.seats import seat_matrix_md, seat_outcomes, seat_verification
 from analysis.trust.survival import survival_curves
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,7 @@ class TrustAnalysis:
     warnings: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     seats: pd.DataFrame = field(default_factory=pd.DataFrame)  # per-seat verification (analysis/trust/seats)
+    seat_results: pd.DataFrame = field(default_factory=pd.DataFrame)  # per-seat survival, score
 
 
 def analyse(
@@ -104,8 +105,9 @@ def analyse(
         elif c.n_clusters < 3:
             msgs.append(f"cell {c.label} has {c.n_clusters} {c.cluster_unit} cluster(s) (< 3): no intervals")
     return TrustAnalysis(
-        data, cells, anchors, deltas, curves, by_round, km, [*data.problems, *msgs], timings, seats
-    )
+        data, cells, anchors, deltas, curves, by_round, km, [*data.problems, *msgs], timings, seats,
+        seat_outcomes(data),
+    )  # fmt: skip
 
 
 def write_outputs(result: TrustAnalysis, out_dir: str | os.PathLike[str], *, figures_on: bool = True) -> Path:
@@ -131,6 +133,7 @@ def write_outputs(result: TrustAnalysis, out_dir: str | os.PathLike[str], *, fig
     tables.write_table(out, "verification_by_round", result.by_round)
     tables.write_table(out, "survival_km", result.km)
     tables.write_table(out, "seat_verification", result.seats)
+    tables.write_table(out, "seat_outcomes", result.seat_results)
     md["seat_verification"] = seat_matrix_md(result.seats)  # the report's verifier x target matrices
     tables.write_table(out, "runs", result.data.runs)
     result.timings["tables"] = time.perf_counter() - t

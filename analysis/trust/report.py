@@ -81,7 +81,7 @@ def render_report(result: TrustAnalysis, tables_md: dict[str, str], figs: list[F
             tables_md["seat_verification"],
             "",
             "Files: `seat_verification.csv` (every cell, with opportunities, verifications and per-game "
-            "rates).",
+            "rates), `seat_outcomes.csv` (each player's survival, score and verifications per seat-game).",
             "",
         ]
     lines += ["## Figures", ""]
@@ -99,6 +99,7 @@ def render_report(result: TrustAnalysis, tables_md: dict[str, str], figs: list[F
         "- `survival_km.csv`: Kaplan–Meier curves per cell.",
         "- `runs.csv`: every run loaded, with its cell and configuration fingerprint.",
         "- `seat_verification.csv`: verification rate by cell × verifier player × target player.",
+        "- `seat_outcomes.csv`: survival, score and verifications per seat-game by cell × player.",
         "",
     ]
     return "\n".join(lines)

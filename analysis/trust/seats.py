@@ -11,6 +11,9 @@ verifications by the verifying seat's player and the player whose puzzle was ver
 - ``rate`` = verifications of the target's puzzle ÷ opportunities (0–1), with a cluster-bootstrap interval
   over sessions (one cluster = one run's session); ``per_game`` = those verifications per seat-game.
 
+:func:`seat_outcomes` adds each player's own results in the cell: survival, score and verifications per
+seat-game (agent_games), so a model's payoff in a team of others can be set beside its verifying.
+
 Example: in ``A=llm:m1;B=llm:m1;C=llm:m2`` the row (m1 → m2) says how often the two m1 seats checked the m2
 seat, (m1 → m1) how often they checked each other, (m1 → partner) how often they checked D.
 """
@@ -131,6 +134,41 @@ def seat_verification(
             }
         )
     return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+OUTCOME_COLUMNS = (*CELL_KEYS, "player", "seats", "seat_games", "survival", "score", "verifications_per_game")
+
+
+def seat_outcomes(data: TrustData) -> pd.DataFrame:
+    """Per cell × player (tested seats only): seats it held (A, B, C), seat-games, survival share, mean score,
+    verifications per seat-game."""
+    a = data.agent_games
+    if a.empty:
+        return pd.DataFrame(columns=list(OUTCOME_COLUMNS))
+    a = a[~a["is_partner"].astype(bool)]
+    missing = pd.Series(pd.NA, index=a.index, dtype="object")
+    who = player(
+        a.get("seat_agent", missing).astype("object").fillna(a["agent"]),
+        a.get("seat_model", missing).astype("object").fillna(a["model"]),
+        a["is_partner"],
+    )
+    a = a.assign(
+        player=who,
+        score_num=pd.to_numeric(a["score"], errors="coerce"),
+        verif_num=pd.to_numeric(a["verifications"], errors="coerce"),
+    )
+    out = (
+        a.groupby([*CELL_KEYS, "player"], sort=True)
+        .agg(
+            seats=("seat", "nunique"),
+            seat_games=("seat", "size"),
+            survival=("survived", "mean"),
+            score=("score_num", "mean"),
+            verifications_per_game=("verif_num", "mean"),
+        )
+        .reset_index()
+    )
+    return out[list(OUTCOME_COLUMNS)]
 
 
 def seat_matrix_md(table: pd.DataFrame) -> str:

@@ -7,7 +7,7 @@ import pytest
 
 from analysis.trust.loader import load_trust_data
 from analysis.trust.pipeline import analyse, write_outputs
-from analysis.trust.seats import PARTNER, seat_verification
+from analysis.trust.seats import PARTNER, seat_outcomes, seat_verification
 
 BASE = ["+experiment=1strike", "runs=3", "game.games=4"]
 TEAM_1 = "A=always_verify;B=always_verify;C=never_verify"
@@ -79,3 +79,16 @@ def test_report_has_the_per_seat_section(runs, tmp_path) -> None:
     assert {"verifier", "target", "opportunities", "verifications", "rate", "low", "high"} <= set(
         table.columns
     )
+
+
+def test_outcomes_by_player(runs) -> None:
+    data = load_trust_data([runs / "team1"])
+    out = seat_outcomes(data).set_index("player")
+    assert set(out.index) == {"always_verify", "never_verify"} and set(out["team"]) == {TEAM_1}
+    assert out.loc["always_verify", "seats"] == 2 and out.loc["never_verify", "seats"] == 1
+    assert out.loc["always_verify", "seat_games"] == 3 * 4 * 2  # runs x games x seats
+    assert out.loc["never_verify", "verifications_per_game"] == 0
+    ag = pd.read_csv(runs / "team1" / "agent_games.csv")
+    c = ag[ag["seat"] == "C"]
+    assert out.loc["never_verify", "survival"] == pytest.approx(c["survived"].mean())
+    assert out.loc["never_verify", "score"] == pytest.approx(c["score"].mean())
