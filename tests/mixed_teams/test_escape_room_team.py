@@ -167,3 +167,25 @@ def test_llm_verifier_needs_an_llm_seat(compose) -> None:
         validate_config(compose(over), over)
     over = [*over, "game.seats.B.agent=llm"]
     assert validate_config(compose(over), over).uses_llm
+
+
+def test_a_mixed_team_faces_the_same_worlds(run_job_dir) -> None:
+    """The team is no world key: the same seeds, puzzles and partner schedule as the default team."""
+    base = ["game=escape_room", "agent=bayes", "schedule=mid2strike", "game.games=3", "runs=2"]
+    code, plain = run_job_dir(base, "plain")
+    assert code == 0
+    code, mixed = run_job_dir([*base, "game.seats.C.agent=always_verify"], "mixed")
+    assert code == 0
+    m1, m2 = manifest(plain), manifest(mixed)
+    assert m1["world_hash"] == m2["world_hash"] and m1["run_id"] != m2["run_id"]
+    g1, g2 = pd.read_csv(plain / "games.csv"), pd.read_csv(mixed / "games.csv")
+    world = ["session", "game", "seed", "d_correct", "partner_puzzle"]
+    assert g1[world].equals(g2[world])
+    d1, d2 = pd.read_csv(plain / "decisions.csv"), pd.read_csv(mixed / "decisions.csv")
+    first = ["session", "game", "seat", "own_puzzle"]  # round 1: every seat holds the same puzzle
+    assert (
+        d1[d1["round"] == 1][first]
+        .reset_index(drop=True)
+        .equals(d2[d2["round"] == 1][first].reset_index(drop=True))
+    )
+    assert set(g2["team"]) == {"A=bayes;B=bayes;C=always_verify"}
