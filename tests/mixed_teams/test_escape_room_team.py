@@ -189,3 +189,22 @@ def test_a_mixed_team_faces_the_same_worlds(run_job_dir) -> None:
         .equals(d2[d2["round"] == 1][first].reset_index(drop=True))
     )
     assert set(g2["team"]) == {"A=bayes;B=bayes;C=always_verify"}
+
+
+def test_a_seat_without_its_key_fails_naming_the_variable(
+    servers, run_job_dir, tmp_path, monkeypatch
+) -> None:
+    one, two = servers
+    monkeypatch.delenv(KEY_TWO)
+    over = [
+        "+experiment=mid2strike",
+        "agent=llm",
+        *job_model("model-one", one, KEY_ONE),
+        f"game.seats.C.model={model_mapping('model-two', two, KEY_TWO)}",
+        f"llm.store_path={tmp_path / 'store.sqlite'}",
+        "game.games=1",
+    ]
+    code, run = run_job_dir(over)
+    failure = manifest(run)["failure"]
+    assert code == 2 and KEY_TWO in failure["reason"]
+    assert len(two.requests) == 0
