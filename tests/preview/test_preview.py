@@ -204,6 +204,12 @@ def test_cli_preview_of_a_sweep_needs_no_key_and_writes_no_run(tmp_path: Path) -
     jobs = list(outputs.glob("previews/*/*/*/preview.json"))
     assert len(jobs) == 4
     assert all(json.loads(p.read_text())["status"] == "complete" for p in jobs)
+    (sweep,) = outputs.glob("previews/*/*/preview.json")
+    total = json.loads(sweep.read_text())
+    assert total["jobs"] == 4 and total["failed"] == [] and total["estimate"]["jobs"] == 4
+    assert total["estimate"]["requests"] == sum(
+        json.loads(p.read_text())["estimate"]["requests"] for p in jobs
+    )
 
 
 def test_a_stand_in_answer_the_game_cannot_use_is_reported(

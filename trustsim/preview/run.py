@@ -182,7 +182,8 @@ def _write(out_dir: Path, data: dict[str, Any]) -> None:
 
 
 def sweep_total(sweep_dir: Path) -> int:
-    """Print the total of a previewed multirun from its jobs' ``preview.json``; 1 if a job failed."""
+    """Print the total of a previewed multirun from its jobs' ``preview.json`` and write it to the sweep's own
+    ``preview.json``; 1 if a job failed."""
     total: Estimate | None = None
     failed: list[str] = []
     jobs = sorted(p for p in sweep_dir.glob(f"*/{PREVIEW_FILE}"))
@@ -197,6 +198,8 @@ def sweep_total(sweep_dir: Path) -> int:
         print(f"trustsim: preview total over {total.jobs} jobs (nothing sent) -> {sweep_dir}")
         for line in lines(total):
             print(line)
+    summary = {"title": "total", "jobs": len(jobs), "failed": failed}
+    _write(sweep_dir, {**summary, "estimate": total.to_dict() if total is not None else None})
     if failed:
         print(f"trustsim: {len(failed)} of {len(jobs)} previews failed:", file=sys.stderr)
         for line in failed:
