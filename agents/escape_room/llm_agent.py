@@ -118,6 +118,7 @@ class LLMAgent(EscapeRoomPolicy):
         self._model: ModelConfig | None = None
         self._kit: DecisionKit | None = None
         self._rules = ""
+        self._compact = False  # model.prompt_compact: compact trustsim prompts (start_session)
         self._announce_passes = False
         self._num_questions = len(SEATS)
         self._last_obs: Observation | None = None
@@ -163,7 +164,8 @@ class LLMAgent(EscapeRoomPolicy):
         game = services.game or {}
         self._announce_passes = bool(game.get("announce_passes", False))
         super().start_session(seat, rng, services)
-        self._rules = rules_text(int(game.get("coins", 4)), game.get("max_rounds"))
+        self._compact = bool(getattr(self._model, "prompt_compact", False))
+        self._rules = rules_text(int(game.get("coins", 4)), game.get("max_rounds"), self._compact)
         # The sample index keeps replicate sessions' requests distinct in the store, reproducibly.
         sample = getattr(services, "sample", None)
         sample = int(rng.integers(0, 2**31 - 1)) if sample is None else int(sample)
@@ -222,7 +224,9 @@ class LLMAgent(EscapeRoomPolicy):
         return await (self._decide_reference(obs) if self.reference else self._decide_trustsim(obs))
 
     async def _decide_trustsim(self, obs: Observation) -> Decision:
-        messages = decision_messages(self._rules, obs, self.mem.context(), list(self._announcements))
+        messages = decision_messages(
+            self._rules, obs, self.mem.context(), list(self._announcements), self._compact
+        )
         schema = decision_schema(obs, self.kit.reasoning_max_chars)
         answer = await self.kit.decide(messages, lambda obj: obj, schema=schema, format="json")
         # The kit asked as the model config says; the answer is read by the tolerant parser (JSON bare, in

@@ -13,9 +13,12 @@ from games.escape_room.types import Observation, Puzzle, RoundReport
 CONFIDENCE_GRID = tuple(round(i / 20, 2) for i in range(21))  # 0, 0.05, ..., 1 for constrained decoding
 
 
-def rules_text(coins: int, max_rounds: int | None) -> str:
-    """The rules message: identical for every seat and game of a run."""
+def rules_text(coins: int, max_rounds: int | None, compact: bool = False) -> str:
+    """The rules message: identical for every seat and game of a run (``compact``: the same rules in
+    fewer words, for small local models; ``model.prompt_compact``)."""
     rounds = f"after round {max_rounds}" if max_rounds else "after the last round"
+    if compact:
+        return _compact_rules(coins, rounds)
     return (
         "You play a cooperative escape-room game with four players A, B, C, D. Each player owns one "
         "arithmetic puzzle (Q1-Q4) and sealed its answer in a capsule labelled Q<k>-<owner>. Everyone sees "
@@ -39,15 +42,42 @@ def rules_text(coins: int, max_rounds: int | None) -> str:
     )
 
 
+def _compact_rules(coins: int, rounds: str) -> str:
+    return (
+        "Cooperative escape room, players A, B, C, D. Each owns one arithmetic puzzle (Q1-Q4) and sealed its "
+        "answer in capsule Q<k>-<owner>. All see each capsule's label and endorsers (players vouching for "
+        "it), never its number.\n"
+        "Each round every living player acts at once:\n"
+        "- pass.\n"
+        "- verify: pay 1 coin, solve Q<target> yourself; a match endorses that capsule, a different answer "
+        "opens capsule Q<target>-<you>. Not your own puzzle, not with 0 coins.\n"
+        "- volunteer: submit a password naming one capsule per puzzle; all four right: every living player "
+        "escapes; any wrong: the volunteer dies.\n"
+        "Verifications resolve first. Several volunteers: one is picked at random. No volunteer: a random "
+        f"living player (any of A-D) is eliminated. A game ends on escape, when all are dead, or {rounds}. "
+        f"Each game everyone starts with {coins} coins. Score: your remaining coins if the team escapes and "
+        "you survive, else 0.\n"
+        'Answer one JSON object: {"action": "pass" | "verify" | "volunteer", "target": <puzzle number, '
+        'verify only>, "password": {"Q1": "<label>", ..., "Q4": "<label>"} (volunteer only), "confidence": '
+        '{"Q1": p, ..., "Q4": p}, "reasoning": "<brief>"}. confidence: your probability (0 to 1) that the '
+        "capsule you trust most for each puzzle is right."
+    )
+
+
 def announcement_text(report: RoundReport, announce_passes: bool = False) -> str:
     """A round's public announcement. Passes are listed only with ``game.announce_passes`` (the reference
     never announced them; listing the partner's "Pass" every round tells agents that D never acts)."""
     return report.text(announce_passes)
 
 
-def state_text(obs: Observation, memory: str, history: list[str] | None = None) -> str:
+def state_text(obs: Observation, memory: str, history: list[str] | None = None, compact: bool = False) -> str:
     """The seat's view now: memory context, identity, puzzle, coins, capsule table, this game's events
-    (``history``: this game's announcements; default: the observation's)."""
+    (``history``: this game's announcements; default: the observation's). ``compact``: the same facts,
+    ordered from the most to the least stable (memory, identity and puzzle, this game's events, then the
+    round, coins and capsules), so consecutive prompts of a seat share a long prefix a local model
+    re-uses from its KV cache, in fewer words."""
+    if compact:
+        return _compact_state(obs, memory, history)
     coins = " ".join(f"{s}={c}" for s, c in obs.coins.items())
     lines = []
     if memory:
@@ -69,12 +99,33 @@ def state_text(obs: Observation, memory: str, history: list[str] | None = None) 
     return "\n".join(lines)
 
 
+def _compact_state(obs: Observation, memory: str, history: list[str] | None) -> str:
+    lines = ["Earlier games:", memory, ""] if memory else []
+    lines.append(
+        f"You are {obs.seat}; your puzzle {obs.puzzle.slot}: {obs.puzzle.text} Your answer: {obs.puzzle.answer}."
+    )
+    events = list(obs.history) if history is None else history
+    if events:
+        lines.append(f"Game {obs.game} so far:")
+        lines += events
+    coins = " ".join(f"{s}={c}" for s, c in obs.coins.items())
+    lines.append(
+        f"Now: game {obs.game}, round {obs.round} of {obs.max_rounds}. Alive: {','.join(obs.alive)}. Coins: {coins}."
+    )
+    lines.append("Capsules (owner: label [endorsers]):")
+    for k in sorted(obs.capsules):
+        caps = "; ".join(f"{c.label} [{','.join(c.endorsers)}]" for c in obs.capsules[k])
+        lines.append(f"Q{k} {obs.owners[k]}: {caps}")
+    lines.append("Your move, as JSON:")
+    return "\n".join(lines)
+
+
 def decision_messages(
-    rules: str, obs: Observation, memory: str, history: list[str] | None = None
+    rules: str, obs: Observation, memory: str, history: list[str] | None = None, compact: bool = False
 ) -> list[dict[str, str]]:
     return [
         {"role": "system", "content": rules},
-        {"role": "user", "content": state_text(obs, memory, history)},
+        {"role": "user", "content": state_text(obs, memory, history, compact)},
     ]
 
 

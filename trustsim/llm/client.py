@@ -62,6 +62,7 @@ class LLMClient:
         self._limiter: RateLimiter | None = None
         self._inflight: dict[str, asyncio.Future[ChatResponse]] = {}
         self._secrets = secret_values()  # never stored or returned, even when a provider echoes one
+        self._local_start = _local_totals(model)  # embedded model: token accounting at job start
         self._stats: dict[str, float] = {
             "calls_sent": 0,
             "cache_hits": 0,
@@ -176,6 +177,9 @@ class LLMClient:
         }
         out["cost_usd"] = round(float(self._stats["cost_usd"]), 8)
         out["latency_s"] = round(float(self._stats["latency_s"]), 4)
+        local = _local_delta(self.model, self._local_start)
+        if local is not None:
+            out["local"] = local
         return out
 
     async def aclose(self) -> None:
@@ -322,3 +326,26 @@ def _response(stored: StoredResponse, *, cached: bool) -> ChatResponse:
     return ChatResponse(
         stored.text, stored.prompt_tokens, stored.completion_tokens, stored.latency_s, cached, stored.cost_usd
     )
+
+
+def _local_totals(model: ModelConfig) -> dict[str, float] | None:
+    if model.provider != "local":
+        return None
+    from trustsim.llm import local
+
+    return local.totals()
+
+
+def _local_delta(model: ModelConfig, start: dict[str, float] | None) -> dict[str, Any] | None:
+    """The embedded model's token accounting since ``start`` (trustsim.llm.local.totals): prompt tokens,
+    tokens reused from the KV cache and their share, tokens evaluated, sampled and forced, seconds."""
+    if start is None:
+        return None
+    now = _local_totals(model) or {}
+    out: dict[str, Any] = {k: now[k] - start.get(k, 0) for k in now}
+    for k, v in out.items():
+        out[k] = round(v, 3) if k.endswith("_s") else int(v)
+    out["reuse_rate"] = (
+        round(out["reused_tokens"] / out["prompt_tokens"], 4) if out.get("prompt_tokens") else 0.0
+    )
+    return out

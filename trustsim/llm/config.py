@@ -30,6 +30,7 @@ class LocalModelConfig:
     n_threads: int | None = None  # None = all cores
     n_batch: int = 512
     state_cache_mb: int = 768  # RAM for saved KV states (prefix reuse per agent); 0 disables
+    decoder: str = "guided"  # guided (schema-guided, KV state reuse; trustsim.llm.local_decode) | grammar (llama.cpp)
 
 
 @dataclass
@@ -52,6 +53,8 @@ class ModelConfig:
     structured_output: str = "none"  # schema | json_object | none (how JSON answers are asked; decision kit)
     strict_schema: bool = True  # response_format json_schema "strict" (structured_output=schema only)
     reasoning_max_chars: int = 400  # cap of the "reasoning" field in the answer schema
+    prompt_compact: bool = False  # compact prompt rendering (same information, fewer tokens; small local models)
+    weak: bool = False  # a weak model (e.g. the embedded 135M): its results are labelled as such in summaries
     # USD per million tokens {input_per_mtok, output_per_mtok}: for local/OpenAI-compatible servers and models
     # newer than litellm's price map (trustsim.llm.pricing; preview and budget read it). None: litellm's map.
     price: dict[str, Any] | None = None
@@ -227,6 +230,8 @@ def parse_model_config(cfg: Any, key: str = "model") -> ModelConfig:
         raise ConfigError(f"{key}.prompt", f"must be reference, trustsim or null, got {model.prompt!r}")
     if model.price is not None:
         model.price = _check_price(model.price, f"{key}.price")
+    if model.local.decoder not in ("guided", "grammar"):
+        raise ConfigError(f"{key}.local.decoder", f"must be guided or grammar, got {model.local.decoder!r}")
     if model.local.n_ctx < 512:
         raise ConfigError(f"{key}.local.n_ctx", "must be at least 512")
     if model.reasoning_max_chars < 0:

@@ -1,9 +1,15 @@
 """The embedded model: a GGUF file run in-process by llama-cpp-python, as a litellm custom provider.
 
 Registered as provider ``trustsim`` (model ids ``trustsim/<name>``). One ``Llama`` instance per process
-and GGUF file; calls run one at a time on a dedicated worker thread, so the event loop stays free. A RAM
-cache of KV states (``local.state_cache_mb``) lets each agent continue from its own longest cached
-prompt prefix instead of re-reading its whole prompt.
+and GGUF file; calls run one at a time on a dedicated worker thread, so the event loop stays free.
+
+``local.decoder: guided`` (default) decodes with :mod:`trustsim.llm.local_decode`: JSON answers are written
+from their schema (fixed text appended in batches, only the choices sampled) and a RAM cache of KV states
+(``local.state_cache_mb``) lets each agent continue from its own longest cached prompt prefix.
+``local.decoder: grammar`` uses llama.cpp's JSON-schema grammar through ``create_chat_completion``.
+Every call's token accounting (prompt tokens, tokens reused from the KV cache, sampled and forced answer
+tokens, seconds) is added to process-wide totals (:func:`totals`); the client reports a job's share in the
+manifest's ``llm.local`` block.
 """
 
 from __future__ import annotations
@@ -25,7 +31,22 @@ from trustsim.llm.transport import get_litellm
 PROVIDER = "trustsim"
 _MODELS: dict[tuple[Any, ...], Any] = {}
 _MODEL_LOCK = threading.Lock()
+_ENGINES: dict[tuple[Any, ...], Any] = {}
 _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trustsim-llama")
+_TOTALS: dict[str, float] = {}
+TOTAL_KEYS = (
+    "calls",
+    "prompt_tokens",
+    "reused_tokens",
+    "evaluated_tokens",
+    "sampled_tokens",
+    "forced_tokens",
+    "completion_tokens",
+    "prefill_s",
+    "decode_s",
+    "state_s",
+    "wall_s",
+)
 GENERATION_KEYS = ("temperature", "top_p", "top_k", "min_p", "max_tokens", "seed", "stop", "response_format")
 
 
@@ -79,26 +100,96 @@ def load_model(cfg: LocalModelConfig) -> Any:
                 seed=0,
                 verbose=False,
             )
-            if cfg.state_cache_mb > 0:
+            if cfg.state_cache_mb > 0 and cfg.decoder == "grammar":
                 model.set_cache(LlamaRAMCache(capacity_bytes=cfg.state_cache_mb << 20))
             _MODELS[key] = model
         return model
 
 
+def _engine(cfg: LocalModelConfig, model: Any) -> Any:
+    from trustsim.llm.local_decode import Engine
+
+    key = (id(model), cfg.state_cache_mb)
+    engine = _ENGINES.get(key)
+    if engine is None:
+        engine = _ENGINES[key] = Engine(model, cfg.state_cache_mb)
+    return engine
+
+
+def _answer_schema(rf: Any) -> tuple[bool, dict[str, Any] | None]:
+    """(asks for JSON, its schema) from a ``response_format`` (OpenAI or llama.cpp form)."""
+    if not isinstance(rf, dict):
+        return False, None
+    if rf.get("type") == "json_schema":
+        return True, (rf.get("json_schema") or {}).get("schema") or None
+    if rf.get("type") == "json_object":
+        return True, rf.get("schema") or None
+    return False, None
+
+
+def totals() -> dict[str, float]:
+    """Process-wide token accounting of the embedded model (see :data:`TOTAL_KEYS`)."""
+    with _MODEL_LOCK:
+        return {k: _TOTALS.get(k, 0) for k in TOTAL_KEYS}
+
+
+def _add(stats: dict[str, Any], wall: float) -> None:
+    _TOTALS["calls"] = _TOTALS.get("calls", 0) + 1
+    _TOTALS["wall_s"] = _TOTALS.get("wall_s", 0.0) + wall
+    for k in TOTAL_KEYS:
+        if k in stats and k not in ("calls", "wall_s"):
+            _TOTALS[k] = _TOTALS.get(k, 0) + stats[k]
+
+
 def generate(cfg: LocalModelConfig, messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
-    """One chat completion on the embedded model (blocking; serialised per process)."""
+    """One chat completion on the embedded model (blocking; serialised per process). The result has
+    llama.cpp's chat-completion form plus ``trustsim_stats`` (this call's token accounting)."""
     model = load_model(cfg)
     kwargs = {k: params[k] for k in GENERATION_KEYS if params.get(k) is not None}
     kwargs.setdefault("seed", 0)
-    rf = kwargs.get("response_format")
-    if isinstance(rf, dict) and rf.get("type") == "json_schema":  # OpenAI form → llama.cpp form
-        schema = (rf.get("json_schema") or {}).get("schema") or {}
-        kwargs["response_format"] = {"type": "json_object", "schema": schema}
-    rf = kwargs.get("response_format")
-    if isinstance(rf, dict) and rf.get("schema"):
-        check_grammar(model, rf["schema"])
+    wants_json, schema = _answer_schema(kwargs.get("response_format"))
+    start = time.perf_counter()
+    if cfg.decoder == "guided" and (schema is not None or not wants_json):
+        from trustsim.llm.local_decode import Unsupported
+
+        try:
+            with _MODEL_LOCK:
+                text, finish, call = _engine(cfg, model).complete(messages, schema, kwargs)
+                stats = {**call.as_dict(), "completion_tokens": call.completion_tokens}
+                _add(stats, time.perf_counter() - start)
+            return _chat_result(text, finish, stats)
+        except Unsupported:
+            pass  # a schema outside the planner's subset: llama.cpp's grammar below
+    if wants_json:  # OpenAI form → llama.cpp form
+        kwargs["response_format"] = (
+            {"type": "json_object", "schema": schema} if schema else {"type": "json_object"}
+        )
+        if schema:
+            check_grammar(model, schema)
     with _MODEL_LOCK:
-        return model.create_chat_completion(messages=messages, **kwargs)
+        out = model.create_chat_completion(messages=messages, **kwargs)
+        usage = out.get("usage") or {}
+        stats = {
+            "prompt_tokens": int(usage.get("prompt_tokens", 0)),
+            "evaluated_tokens": int(usage.get("prompt_tokens", 0)),
+            "sampled_tokens": int(usage.get("completion_tokens", 0)),
+            "completion_tokens": int(usage.get("completion_tokens", 0)),
+        }
+        _add(stats, time.perf_counter() - start)
+    out["trustsim_stats"] = stats
+    return out
+
+
+def _chat_result(text: str, finish: str, stats: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": stats["prompt_tokens"],
+            "completion_tokens": stats["completion_tokens"],
+            "total_tokens": stats["prompt_tokens"] + stats["completion_tokens"],
+        },
+        "trustsim_stats": stats,
+    }
 
 
 def check_grammar(model: Any, schema: dict[str, Any]) -> None:
@@ -145,11 +236,14 @@ def _provider_class() -> type:
             model_response.choices[0].message.content = text
             model_response.choices[0].finish_reason = out["choices"][0].get("finish_reason") or "stop"
             usage = out.get("usage") or {}
+            stats = out.get("trustsim_stats") or {}
             model_response.usage = litellm.Usage(
                 prompt_tokens=int(usage.get("prompt_tokens", 0)),
                 completion_tokens=int(usage.get("completion_tokens", 0)),
                 total_tokens=int(usage.get("total_tokens", 0)),
+                prompt_tokens_details={"cached_tokens": int(stats.get("reused_tokens", 0))},
             )
+            model_response._hidden_params["local_stats"] = stats
             model_response.model = f"{PROVIDER}/{model}"
             model_response._hidden_params["response_cost"] = 0.0
             model_response._hidden_params["local_latency_s"] = time.perf_counter() - start
