@@ -121,3 +121,33 @@ def test_budget_keys_are_validated(run_job_dir, tmp_path) -> None:
     assert code == 2 and "llm.budget_usd" in manifest(run)["failure"]["reason"]
     code, run = run_job_dir(["agent=llm", "llm.budget_scope=sweep"], "scope")
     assert code == 2 and "llm.budget_scope" in manifest(run)["failure"]["reason"]
+
+
+def test_clients_sharing_a_store_share_the_cap_and_wait_for_each_other(tmp_path, monkeypatch) -> None:
+    """A mixed team: seat clients share the job's store; a seat reaching the cap waits for another seat's
+    call in flight, which is stored."""
+    monkeypatch.setenv("TRUSTSIM_TEST_KEY", "k")
+    dollar = {"input_per_mtok": 0, "output_per_mtok": 1_000_000}
+    llm = llm_dict(tmp_path / "s.sqlite", budget_usd=1.5)
+    with FakeServer(reply="ok") as fast, FakeServer(delay_s=1.0, reply="ok") as slow:
+        a = build_client(model_dict(fast.api_base, name="a", price=dollar), llm, job="j" * 64)
+        b = build_client(model_dict(slow.api_base, name="b", price=dollar), llm, job="j" * 64, store=a.store)
+
+        async def go() -> None:
+            slow_call = asyncio.create_task(b.complete(ChatRequest("b", [{"role": "user", "content": "b1"}])))
+            await asyncio.sleep(0.1)
+            try:
+                for i in range(5):
+                    await a.complete(ChatRequest("a", [{"role": "user", "content": f"a{i}"}]))
+            except BudgetReached:
+                assert slow_call.done() and not slow_call.exception()  # waited for the other seat's call
+                raise
+            finally:
+                b.store = None  # shared: closed once, by a
+                await a.aclose()
+
+        with pytest.raises(BudgetReached):
+            asyncio.run(go())
+        assert len(fast.requests) == 2 and len(slow.requests) == 1
+    texts = sqlite3.connect(tmp_path / "s.sqlite").execute("SELECT COUNT(*), SUM(cost_usd) FROM responses")
+    assert texts.fetchone() == (3, 3.0)  # a0, a1 and b1: all stored, all paid

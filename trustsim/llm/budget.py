@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+import weakref
 from typing import Any
 
 from trustsim.errors import TrustsimError
@@ -62,11 +63,36 @@ def call_cost(model: Any, litellm_cost: float, prompt_tokens: int, completion_to
     return float(litellm_cost) if litellm_cost and litellm_cost > 0 else 0.0
 
 
+class _Ledger:
+    """Spend and calls being sent, shared by the clients of one store object (a job's clients: a mixed
+    team's seats share the job's store), so one seat reaching the cap waits for every seat's calls."""
+
+    def __init__(self) -> None:
+        self.reached = False
+        self.sending: set[asyncio.Task[Any] | None] = set()
+        self.read_at = -1e9
+        self.read = 0.0
+        self.since = 0.0  # spend priced by these clients since the last read of the store
+
+
+_LEDGERS: weakref.WeakKeyDictionary[Any, _Ledger] = weakref.WeakKeyDictionary()
+
+
+def _ledger_for(store: Any) -> _Ledger:
+    if store is None:
+        return _Ledger()
+    try:
+        return _LEDGERS.setdefault(store, _Ledger())
+    except TypeError:  # an object that cannot be weakly referenced: its own ledger
+        return _Ledger()
+
+
 class Budget:
     """One client's view of the spend and the cap (``llm.budget_usd``, ``llm.budget_scope``).
 
     ``job`` is the job's config hash, recorded with every stored response; ``store`` is the client's
-    request store (a file or a shard directory). Without a cap, it only prices calls.
+    request store (a file or a shard directory). Clients sharing a store object share the spend and the
+    calls in flight. Without a cap, it only prices calls.
     """
 
     def __init__(self, model: Any, llm: Any, store: Any, job: str | None = None) -> None:
@@ -75,29 +101,30 @@ class Budget:
         self.scope: str = getattr(llm, "budget_scope", "job")
         self.store = store
         self.job = job
-        self.reached = False
-        self._sending: set[asyncio.Task[Any] | None] = set()
-        self._read_at = -1e9
-        self._read = 0.0
-        self._since = 0.0  # spend priced by this client since the last read of the store
+        self._ledger = _ledger_for(store)
+
+    @property
+    def reached(self) -> bool:
+        return self._ledger.reached
 
     def price(self, result: Any) -> Any:
         """``result`` (a transport ``CallResult``) with its cost set, counted towards the spend."""
         cost = call_cost(self.model, result.cost_usd, result.prompt_tokens, result.completion_tokens)
-        self._since += cost
+        self._ledger.since += cost
         return result if cost == result.cost_usd else dataclasses.replace(result, cost_usd=cost)
 
     def spent(self) -> float:
         """The spend the cap is compared with: the store's record (re-read at most every second) plus what
-        this client priced since."""
+        these clients priced since."""
+        ledger = self._ledger
         if self.store is None or (self.scope == "job" and self.job is None):
-            return self._since  # outside a job (no job id in the store): this client's own spend
+            return ledger.since  # outside a job (no job id in the store): these clients' own spend
         now = time.monotonic()
-        if now - self._read_at >= REFRESH_S:
-            self._read = float(self.store.spend(None if self.scope == "store" else self.job))
-            self._since = 0.0
-            self._read_at = now
-        return self._read + self._since
+        if now - ledger.read_at >= REFRESH_S:
+            ledger.read = float(self.store.spend(None if self.scope == "store" else self.job))
+            ledger.since = 0.0
+            ledger.read_at = now
+        return ledger.read + ledger.since
 
     async def before_send(self) -> None:
         """Called before a request is first sent. Under the cap: the request counts as being sent until
@@ -105,16 +132,17 @@ class Budget:
         then raises :class:`BudgetReached`."""
         if self.cap is None:
             return
-        if not self.reached and self.spent() >= self.cap:
-            self.reached = True
-        if self.reached:
-            while self._sending:
+        ledger = self._ledger
+        if not ledger.reached and self.spent() >= self.cap:
+            ledger.reached = True
+        if ledger.reached:
+            while ledger.sending:
                 await asyncio.sleep(0.02)
-            self._read_at = -1e9
+            ledger.read_at = -1e9
             where = str(getattr(self.store, "path", ""))
             raise BudgetReached(self.spent(), self.cap, self.scope, where)
-        self._sending.add(asyncio.current_task())
+        ledger.sending.add(asyncio.current_task())
 
     def finished(self) -> None:
         """The current task's request is done (answered and stored, or failed)."""
-        self._sending.discard(asyncio.current_task())
+        self._ledger.sending.discard(asyncio.current_task())
