@@ -82,6 +82,7 @@ class SessionRunner:
                 s: (p.name if s != PARTNER_SEAT else "scripted_partner") for s, p in self.policies.items()
             },
             llm_seats={s for s, p in self.policies.items() if p.classifier.get("uses_llm")},
+            seat_prompts=_seat_prompts(self.policies) if team_label(plans, cfg) else None,
         )
 
     @property
@@ -120,6 +121,14 @@ class SessionRunner:
                 },
             )
         recorder.event("session_end", session=self.session)
+
+
+def _seat_prompts(policies: dict[str, EscapeRoomPolicy]) -> dict[str, str | None]:
+    """A mixed team's prompt style per seat: each LLM seat's own (its model may pin one); none for scripted
+    seats."""
+    return {
+        s: (getattr(p, "prompt", None) if p.classifier.get("uses_llm") else None) for s, p in policies.items()
+    }
 
 
 def run(ctx: JobContext) -> None:

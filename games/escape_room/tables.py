@@ -110,12 +110,15 @@ class TableBuilder:
         seat_models: dict[str, str],
         seat_agents: dict[str, str],
         llm_seats: set[str],
+        seat_prompts: dict[str, str | None] | None = None,
     ) -> None:
         self.cell = cell
         self.session = session
         self.seat_models = seat_models
         self.seat_agents = seat_agents
         self.llm_seats = llm_seats
+        self.seat_prompts = seat_prompts  # mixed teams: each seat's prompt style (None: the cell's)
+        self._prompts = {s: cell_text(v) for s, v in (seat_prompts or {}).items()}
         self._seat_texts: dict[str, tuple[str, str, str, str]] = {}
         self._text = (  # run_id, session, prompt, memory, schedule as cell text
             cell_text(cell["run_id"]),
@@ -167,7 +170,7 @@ class TableBuilder:
                     "is_partner": is_partner,
                     "agent": agent,
                     "model": model,
-                    "prompt": prompt,
+                    "prompt": self._prompts.get(seat, prompt),
                     "memory": memory,
                     "schedule": schedule,
                     "d_correct": d_correct,
@@ -236,7 +239,7 @@ class TableBuilder:
                 is_partner=seat == PARTNER_SEAT,
                 agent=self.seat_agents[seat],
                 model=self.seat_models[seat],
-                prompt=self.cell.get("prompt"),
+                prompt=(self.seat_prompts or {}).get(seat, self.cell.get("prompt")),
                 memory=self.cell["memory"],
                 schedule=self.cell["schedule"],
                 d_correct=rec.d_correct,

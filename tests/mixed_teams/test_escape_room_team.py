@@ -208,3 +208,29 @@ def test_a_seat_without_its_key_fails_naming_the_variable(
     failure = manifest(run)["failure"]
     assert code == 2 and KEY_TWO in failure["reason"]
     assert len(two.requests) == 0
+
+
+def test_each_llm_seat_records_its_own_prompt_style(servers, run_job_dir, tmp_path) -> None:
+    one, two = servers
+    seat_c = model_mapping("model-two", two, KEY_TWO).replace("}", ", prompt: trustsim}")
+    over = [
+        "+experiment=mid2strike",  # agent.prompt=reference
+        "agent=llm",
+        *job_model("model-one", one, KEY_ONE),
+        f"game.seats.C.model={seat_c}",
+        f"llm.store_path={tmp_path / 'store.sqlite'}",
+        "game.games=1",
+    ]
+    code, run = run_job_dir(over)
+    assert code == 0
+    dec = pd.read_csv(run / "decisions.csv", keep_default_na=False)
+    prompts = dec.groupby("seat")["prompt"].unique().map(list).to_dict()
+    assert prompts == {"A": ["reference"], "B": ["reference"], "C": ["trustsim"], "D": [""]}
+    ag = pd.read_csv(run / "agent_games.csv", keep_default_na=False)
+    assert ag.set_index("seat")["prompt"].to_dict() == {
+        "A": "reference",
+        "B": "reference",
+        "C": "trustsim",
+        "D": "",
+    }
+    assert manifest(run)["cell"]["prompt"] == "reference+trustsim"
