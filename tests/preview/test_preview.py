@@ -250,3 +250,18 @@ def test_a_mixed_team_previews_each_seats_model_and_sends_to_neither_server(tmp_
         assert first.requests == [] and second.requests == []
     assert est.requests > 0 and est.invalid == 0
     assert len(est.prices) == 2 and any(p.startswith("second: $100 in") for p in est.prices)
+
+
+def test_preview_reads_every_shard_of_a_store_directory_and_claims_none(tmp_path: Path) -> None:
+    shards = tmp_path / "shards"
+    with FakeServer() as server:
+        overrides = [*fake_model(server), "game.games=1", f"++llm.store_dir={shards}", "agent.prompt=trustsim"]
+        assert api.run("mid2strike", overrides, tmp_path / "run").exit_code == 0
+        sent = len(server.requests)
+        before = sorted((p.name, p.stat().st_mtime_ns) for p in shards.iterdir())
+        est = estimate(api.compose("mid2strike", overrides))
+        assert len(server.requests) == sent
+    assert (
+        sorted((p.name, p.stat().st_mtime_ns) for p in shards.iterdir()) == before
+    )  # no shard, lock or write
+    assert est.cached == sent > 0 and est.to_send == 0
