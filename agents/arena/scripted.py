@@ -157,7 +157,7 @@ class ForecastingTitForTat(TitForTat):
     classifier: ClassVar[dict[str, Any]] = _classifier(memory_depth=float("inf"), states_confidence=True)
 
     def decide(self, view: View) -> Decision:
-        coop = sum(1 for m in view.opponent if m == COOPERATE)
+        coop = view.opponent.count(COOPERATE)
         p = (coop + 1) / (len(view.opponent) + 2)
         return Decision(self.strategy(view), p_cooperate=p, reasoning=f"laplace {coop}/{len(view.opponent)}")
 

@@ -8,6 +8,7 @@ from typing import Any
 from games.arena.model import MatchRecord
 from games.arena.rules import COOPERATE, DEFECT
 from trustsim.rundir import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the one schema, re-exported
+from trustsim.rundir.writer import bool_text, cell_text
 
 MOVE_COLUMNS = [
     "run_id", "session", "match", "match_index", "round", "seat", "player", "model", "opponent",
@@ -45,43 +46,60 @@ def _first(moves: list[str], what: str) -> int | None:
     return next((i + 1 for i, m in enumerate(moves) if m == what), None)
 
 
-def move_rows(rec: MatchRecord, meta: MatchMeta) -> list[dict[str, Any]]:
-    """One row per player-round."""
+def move_rows(rec: MatchRecord, meta: MatchMeta) -> list[dict[str, str]]:
+    """One row per player-round, as cell text (the writer's fast path: no per-cell formatting)."""
     rows = []
     cum = {"A": 0.0, "B": 0.0}
+    head = (cell_text(meta.run_id), str(meta.session), cell_text(meta.match), str(meta.match_index))
+    tail = (
+        cell_text(meta.temptation),
+        cell_text(meta.horizon),
+        cell_text(meta.noise),
+        cell_text(meta.identity),
+    )
+    names = {s: (cell_text(rec.labels[s]), cell_text(rec.models[s])) for s in ("A", "B")}
+    texts: dict[float, str] = {}  # a match's payoffs take the four values of one payoff table: text once each
+
+    def pay(value: float) -> str:
+        text = texts.get(value)
+        if text is None:
+            text = texts[value] = cell_text(value)
+        return text
+
     for r in rec.rounds:
+        round_text = str(r.round)
         for seat, other in (("A", "B"), ("B", "A")):
             d = r.decisions[seat]
             cum[seat] += r.payoffs[seat]
             rows.append(
                 {
-                    "run_id": meta.run_id,
-                    "session": meta.session,
-                    "match": meta.match,
-                    "match_index": meta.match_index,
-                    "round": r.round,
+                    "run_id": head[0],
+                    "session": head[1],
+                    "match": head[2],
+                    "match_index": head[3],
+                    "round": round_text,
                     "seat": seat,
-                    "player": rec.labels[seat],
-                    "model": rec.models[seat],
-                    "opponent": rec.labels[other],
-                    "opponent_model": rec.models[other],
+                    "player": names[seat][0],
+                    "model": names[seat][1],
+                    "opponent": names[other][0],
+                    "opponent_model": names[other][1],
                     "intended": r.intended[seat],
                     "move": r.executed[seat],
-                    "flipped": r.flipped[seat],
+                    "flipped": bool_text(r.flipped[seat]),
                     "opponent_move": r.executed[other],
-                    "payoff": r.payoffs[seat],
-                    "opponent_payoff": r.payoffs[other],
-                    "cum_payoff": cum[seat],
-                    "p_opponent_cooperates": d.p_cooperate,
-                    "valid": d.valid,
-                    "invalid_reason": d.invalid_reason,
-                    "p_invalid_reason": d.p_invalid_reason if meta.states_confidence[seat] else None,
-                    "prompt_tokens": d.prompt_tokens,
-                    "completion_tokens": d.completion_tokens,
-                    "temptation": meta.temptation,
-                    "horizon": meta.horizon,
-                    "noise": meta.noise,
-                    "identity": meta.identity,
+                    "payoff": pay(r.payoffs[seat]),
+                    "opponent_payoff": pay(r.payoffs[other]),
+                    "cum_payoff": cell_text(cum[seat]),
+                    "p_opponent_cooperates": cell_text(d.p_cooperate),
+                    "valid": bool_text(d.valid),
+                    "invalid_reason": cell_text(d.invalid_reason),
+                    "p_invalid_reason": cell_text(d.p_invalid_reason) if meta.states_confidence[seat] else "",
+                    "prompt_tokens": cell_text(d.prompt_tokens),
+                    "completion_tokens": cell_text(d.completion_tokens),
+                    "temptation": tail[0],
+                    "horizon": tail[1],
+                    "noise": tail[2],
+                    "identity": tail[3],
                 }
             )
     return rows
@@ -124,32 +142,37 @@ def match_row(rec: MatchRecord, meta: MatchMeta) -> dict[str, Any]:
     }
 
 
-def prediction_rows(rec: MatchRecord, meta: MatchMeta) -> list[dict[str, Any]]:
-    """One row per player-round of each player that states confidence (``p`` empty when missing).
+def prediction_rows(rec: MatchRecord, meta: MatchMeta) -> list[dict[str, str]]:
+    """One row per player-round of each player that states confidence (``p`` empty when missing), as cell
+    text.
 
     The outcome is the opponent's executed move that round (1 = cooperated).
     """
     rows = []
+    run_id, match, game = cell_text(meta.run_id), cell_text(meta.match), str(meta.match_index)
+    stating = [
+        (seat, other, cell_text(rec.models[seat]), cell_text(meta.agents[seat]), cell_text(rec.labels[other]))
+        for seat, other in (("A", "B"), ("B", "A"))
+        if meta.states_confidence[seat]
+    ]
     for r in rec.rounds:
-        for seat, other in (("A", "B"), ("B", "A")):
-            if not meta.states_confidence[seat]:
-                continue
+        for seat, other, model, agent, subject in stating:
             rows.append(
                 {
-                    "run_id": meta.run_id,
+                    "run_id": run_id,
                     "game_type": "arena",
-                    "cluster": meta.match,
-                    "model": rec.models[seat],
-                    "agent": meta.agents[seat],
-                    "memory": None,
-                    "schedule": None,
-                    "subject": rec.labels[other],
+                    "cluster": match,
+                    "model": model,
+                    "agent": agent,
+                    "memory": "",
+                    "schedule": "",
+                    "subject": subject,
                     "subject_kind": "opponent",
-                    "game": meta.match_index,
-                    "round": r.round,
-                    "p": r.decisions[seat].p_cooperate,
-                    "outcome": int(r.executed[other] == COOPERATE),
-                    "p_exact": None,
+                    "game": game,
+                    "round": str(r.round),
+                    "p": cell_text(r.decisions[seat].p_cooperate),
+                    "outcome": "1" if r.executed[other] == COOPERATE else "0",
+                    "p_exact": "",
                     "source": "native",
                     "item": seat,
                 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ from games.escape_room.rules import (
 )
 from games.escape_room.types import Action, CapsuleView, Decision, GameSummary, Observation, RoundReport
 from trustsim.mesa_base import Agent
+from trustsim.rundir.writer import json_list, json_object, json_str, json_text
 
 
 class Seat(Agent):
@@ -135,6 +137,8 @@ class EscapeRoomModel(mesa.Model):
         self._pending: dict[str, Action] = {}
         self._verify_answers: dict[str, int] = {}
         self._texts: list[str] = []  # announcements so far (one text per resolved round)
+        self._event_json = getattr(recorder, "event_json", None)  # events built as JSON text (RunRecorder)
+        self._head = f'"session":{json_text(session)},"game":{json_text(game)}'
         self._views_text = ""  # repr of the capsule table, for the round digest
 
     @property
@@ -171,6 +175,15 @@ class EscapeRoomModel(mesa.Model):
         if self.recorder is not None:
             self.recorder.event(type, session=self.session, game=self.game, **fields)
 
+    def _emit(self, type: str, body: str) -> None:
+        """An event whose fields after ``session`` and ``game`` are the JSON text ``body`` (``"k":v,...``; see
+        :meth:`trustsim.rundir.RunRecorder.event_json`): the same line as ``_event`` with those fields, without
+        the dict round trip. A recorder without ``event_json`` receives the decoded fields."""
+        if self._event_json is not None:
+            self._event_json(type, f"{self._head},{body}")
+        elif self.recorder is not None:
+            self.recorder.event(type, **json.loads(f"{{{self._head},{body}}}"))
+
     # -- one round -----------------------------------------------------------------------------------------
     def observation(self, seat: str) -> Observation:
         state = self.state
@@ -201,12 +214,11 @@ class EscapeRoomModel(mesa.Model):
             text = (
                 f"({state.round + 1!r}, {sorted(state.coins.items())!r}, {state.alive!r}, {self._views_text})"
             )
-            self._event(
+            digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+            self._emit(
                 "round_start",
-                round=state.round + 1,
-                alive=list(state.alive),
-                coins=dict(state.coins),
-                digest=hashlib.sha256(text.encode()).hexdigest()[:16],
+                f'"round":{json_text(state.round + 1)},"alive":{json_list(state.alive)},'
+                f'"coins":{json_object(state.coins)},"digest":"{digest}"',
             )
         alive = [self.seats[s] for s in state.alive]
         observations = [self.observation(a.seat) for a in alive]
@@ -246,30 +258,25 @@ class EscapeRoomModel(mesa.Model):
 
     def _event_decision(self, r: DecisionRecord) -> None:
         d = r.decision
-        fields: dict[str, Any] = {
-            "round": r.round,
-            "seat": r.seat,
-            "action": d.action.describe() if d.action else None,
-            "valid": r.valid,
-            "resolved": r.resolved.describe(),
-        }
+        action = d.action.describe() if d.action else None
+        body = (
+            f'"round":{json_text(r.round)},"seat":{json_str(r.seat)},"action":{json_text(action)},'
+            f'"valid":{"true" if r.valid else "false"},"resolved":{json_str(r.resolved.describe())}'
+        )
         if r.invalid_reason:
-            fields["invalid_reason"] = r.invalid_reason
+            body += f',"invalid_reason":{json_text(r.invalid_reason)}'
         if d.raw_text is not None:
-            fields.update(
-                raw=d.raw_text,
-                reasoning=d.reasoning,
-                parse_error=d.parse_error,
-                latency_s=round(d.latency_s, 4),
-                prompt_tokens=d.prompt_tokens,
-                completion_tokens=d.completion_tokens,
-                cached=d.cached,
+            body += (
+                f',"raw":{json_text(d.raw_text)},"reasoning":{json_text(d.reasoning)},'
+                f'"parse_error":{json_text(d.parse_error)},"latency_s":{json_text(round(d.latency_s, 4))},'
+                f'"prompt_tokens":{json_text(d.prompt_tokens)},"completion_tokens":'
+                f'{json_text(d.completion_tokens)},"cached":{json_text(d.cached)}'
             )
         if d.confidence is not None:
-            fields["confidence"] = d.confidence
+            body += f',"confidence":{json_object(d.confidence)}'
         if d.trusted is not None:
-            fields["trusted"] = d.trusted
-        self._event("decision", **fields)
+            body += f',"trusted":{json_object(d.trusted)}'
+        self._emit("decision", body)
 
     def step(self) -> None:
         """Resolve the round whose decisions were gathered (``_collect``)."""
@@ -282,15 +289,13 @@ class EscapeRoomModel(mesa.Model):
     def _record_round(self, report: RoundReport) -> None:
         if self.recorder is None:
             return
+        round_text = json_text(report.round)
         for v in report.verifications:
-            self._event(
+            self._emit(
                 "verification",
-                round=report.round,
-                seat=v.seat,
-                puzzle=v.puzzle,
-                capsule=v.capsule,
-                created=v.created,
-                **({"already_endorsed": True} if v.already else {}),
+                f'"round":{round_text},"seat":{json_str(v.seat)},"puzzle":{json_text(v.puzzle)},'
+                f'"capsule":{json_str(v.capsule)},"created":{json_text(v.created)}'
+                + (',"already_endorsed":true' if v.already else ""),
             )
         if report.chosen_volunteer:
             self._event(
@@ -302,25 +307,27 @@ class EscapeRoomModel(mesa.Model):
                 correct=report.password_correct,
             )
         for seat, cause in report.deaths:
-            self._event("death", round=report.round, seat=seat, cause=cause)
-        self._event("round_end", round=report.round, escaped=report.escaped)
+            self._emit("death", f'"round":{round_text},"seat":{json_str(seat)},"cause":{json_str(cause)}')
+        self._emit("round_end", f'"round":{round_text},"escaped":{json_text(report.escaped)}')
 
     # -- a whole game --------------------------------------------------------------------------------------
     def _game(self) -> Generator[Request, Any, None]:
         """The whole game, yielding what it needs from the seats (see :data:`Request`)."""
         self.state = yield from self._seal()
         self.record.state = self.state
-        self._event(
-            "game_start",
-            seed=self.record.seed,
-            d_correct=self.d_correct,
-            partner_puzzle=self.record.partner_puzzle,
-            puzzles={
-                p.slot: {"text": p.text, "answer": p.answer, "owner": self.owners[p.index]}
+        if self.recorder is not None:
+            puzzles = ",".join(
+                f'{json_str(p.slot)}:{{"text":{json_str(p.text)},"answer":{json_text(p.answer)},'
+                f'"owner":{json_str(self.owners[p.index])}}}'
                 for p in self.puzzles
-            },
-            sealed={c.label: c.value for caps in self.state.capsules.values() for c in caps},
-        )
+            )
+            sealed = {c.label: c.value for caps in self.state.capsules.values() for c in caps}
+            self._emit(
+                "game_start",
+                f'"seed":{json_text(self.record.seed)},"d_correct":{json_text(self.d_correct)},'
+                f'"partner_puzzle":{json_text(self.record.partner_puzzle)},"puzzles":{{{puzzles}}},'
+                f'"sealed":{json_object(sealed)}',
+            )
         self._views = self.state.capsule_views()
         self._history = ()
         for seat in self.state.alive:
@@ -361,15 +368,13 @@ class EscapeRoomModel(mesa.Model):
                 capsule_truth=truth,
             )
             yield ("end", self.seats[seat], summary)
-        self._event(
-            "game_end",
-            outcome=state.outcome,
-            rounds=state.round,
-            survivors=list(state.alive),
-            coins=dict(state.coins),
-            scores=scores,
-            escape_round=state.escape_round,
-        )
+        if self.recorder is not None:
+            self._emit(
+                "game_end",
+                f'"outcome":{json_str(state.outcome)},"rounds":{json_text(state.round)},'
+                f'"survivors":{json_list(state.alive)},"coins":{json_object(state.coins)},'
+                f'"scores":{json_object(scores)},"escape_round":{json_text(state.escape_round)}',
+            )
 
     def play_sync(self) -> GameRecord:
         """Play the game with direct calls (no event loop); only when :attr:`synchronous`."""

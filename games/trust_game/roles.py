@@ -45,9 +45,15 @@ class RoleSpec:
             player = self.spec.build(self.params)
         except (TypeError, ValueError) as exc:
             raise ConfigError(self.key, f"bad parameters for agent {self.name!r}: {exc}") from None
-        if not isinstance(player, Player):
-            raise ConfigError(self.key, f"agent {self.name!r} is not a trust-game player")
+        if type(player) not in _PLAYER_CLASSES:  # a runtime protocol check is slow: once per class
+            if not isinstance(player, Player):
+                raise ConfigError(self.key, f"agent {self.name!r} is not a trust-game player")
+            _PLAYER_CLASSES.add(type(player))
         return player
+
+
+_PLAYER_CLASSES: set[type] = set()
+"""Player classes already checked against the :class:`Player` protocol."""
 
 
 def _role(entry: Any, role: Role, main: AgentSpec, main_params: Mapping[str, Any]) -> RoleSpec:

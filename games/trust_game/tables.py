@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from games.trust_game.rules import Stakes, return_ratio
 from games.trust_game.types import Decision, Role
 from trustsim.rundir import PREDICTIONS, TableSchema
+from trustsim.rundir.writer import bool_text, cell_text
 
 if TYPE_CHECKING:
     from games.trust_game.model import PairRecord
@@ -49,49 +50,55 @@ def _raw(d: Decision) -> str | None:
     return d.amount.raw if d.raw else None  # the amount as the model gave it; scripted players: empty
 
 
-def exchange_rows(pairs: list[PairRecord], meta: SessionMeta) -> list[dict[str, Any]]:
-    """One row per exchange, in (pair, round) order."""
+def exchange_rows(pairs: list[PairRecord], meta: SessionMeta) -> list[dict[str, str]]:
+    """One row per exchange, in (pair, round) order, as cell text (the writer's fast path)."""
     st = meta.stakes
+    t = cell_text
+    run_id, session, horizon, history = t(meta.run_id), str(meta.session), t(meta.horizon), t(meta.history)
+    trustor, trustor_model = t(meta.agents["trustor"]), t(meta.models["trustor"])
+    trustee, trustee_model = t(meta.agents["trustee"]), t(meta.models["trustee"])
+    endowment, trustee_endowment, multiplier = t(st.endowment), t(st.trustee_endowment), t(st.multiplier)
     rows = []
     for pair in pairs:
+        pair_text, length = str(pair.pair + 1), t(pair.length)
         for x in pair.exchanges:
             tr, te = x.trustor, x.trustee
             rows.append(
                 {
-                    "run_id": meta.run_id,
-                    "session": meta.session,
-                    "pair": pair.pair + 1,
-                    "round": x.round,
-                    "rounds": pair.length,
-                    "trustor": meta.agents["trustor"],
-                    "trustor_model": meta.models["trustor"],
-                    "trustee": meta.agents["trustee"],
-                    "trustee_model": meta.models["trustee"],
-                    "endowment": st.endowment,
-                    "trustee_endowment": st.trustee_endowment,
-                    "multiplier": st.multiplier,
-                    "horizon": meta.horizon,
-                    "history": meta.history,
-                    "sent": x.sent,
-                    "received": x.received,
-                    "returned": x.returned,
-                    "return_ratio": return_ratio(x.sent, x.returned, st.multiplier),
-                    "trustor_payoff": x.trustor_payoff,
-                    "trustee_payoff": x.trustee_payoff,
-                    "valid": tr.amount.valid and te.amount.valid,
-                    "sent_valid": tr.amount.valid,
-                    "sent_invalid_reason": tr.amount.reason,
-                    "sent_raw": _raw(tr),
-                    "trustee_asked": te.asked,
-                    "returned_valid": te.amount.valid,
-                    "returned_invalid_reason": te.amount.reason,
-                    "returned_raw": _raw(te) if te.asked else None,
-                    "expected_return": tr.expected,
-                    "expected_return_error": abs(tr.expected - x.returned)
+                    "run_id": run_id,
+                    "session": session,
+                    "pair": pair_text,
+                    "round": t(x.round),
+                    "rounds": length,
+                    "trustor": trustor,
+                    "trustor_model": trustor_model,
+                    "trustee": trustee,
+                    "trustee_model": trustee_model,
+                    "endowment": endowment,
+                    "trustee_endowment": trustee_endowment,
+                    "multiplier": multiplier,
+                    "horizon": horizon,
+                    "history": history,
+                    "sent": t(x.sent),
+                    "received": t(x.received),
+                    "returned": t(x.returned),
+                    "return_ratio": t(return_ratio(x.sent, x.returned, st.multiplier)),
+                    "trustor_payoff": t(x.trustor_payoff),
+                    "trustee_payoff": t(x.trustee_payoff),
+                    "valid": bool_text(tr.amount.valid and te.amount.valid),
+                    "sent_valid": t(tr.amount.valid),
+                    "sent_invalid_reason": t(tr.amount.reason),
+                    "sent_raw": t(_raw(tr)),
+                    "trustee_asked": t(te.asked),
+                    "returned_valid": t(te.amount.valid),
+                    "returned_invalid_reason": t(te.amount.reason),
+                    "returned_raw": t(_raw(te)) if te.asked else "",
+                    "expected_return": t(tr.expected),
+                    "expected_return_error": t(abs(tr.expected - x.returned))
                     if tr.expected is not None and x.sent > 0
-                    else None,
-                    "p_return_at_least_sent": tr.p,
-                    "p_next_send_at_least": te.p,
+                    else "",
+                    "p_return_at_least_sent": t(tr.p),
+                    "p_next_send_at_least": t(te.p),
                 }
             )
     return rows

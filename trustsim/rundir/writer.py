@@ -15,6 +15,7 @@ import json
 import os
 import time
 from collections.abc import Iterable, Mapping
+from json.encoder import encode_basestring
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, TextIO
@@ -101,6 +102,45 @@ def json_default(obj: Any) -> Any:
 
 _EVENT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=json_default)
 """One encoder for every event line (``json.dumps`` with options builds a new encoder per call)."""
+
+json_str = encode_basestring
+"""JSON text of a string, as the event encoder writes it (``ensure_ascii=False``)."""
+
+
+def json_text(value: Any) -> str:
+    """JSON text of a value, exactly as the event encoder writes it (scalars here, anything else by the
+    encoder): for event lines built as text (:meth:`RunRecorder.event_json`)."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if kind is float and value - value == 0.0:  # finite (NaN and infinities go through the encoder)
+        return float.__repr__(value)
+    return _EVENT_JSON.encode(value)
+
+
+def json_object(mapping: Mapping[Any, Any]) -> str:
+    """JSON text of a mapping with str or int keys, exactly as the event encoder writes it."""
+    parts = []
+    for key, value in mapping.items():
+        kind = type(key)
+        if kind is str:
+            parts.append(f"{encode_basestring(key)}:{json_text(value)}")
+        elif kind is int:
+            parts.append(f'"{key}":{json_text(value)}')
+        else:
+            return _EVENT_JSON.encode(mapping)
+    return "{" + ",".join(parts) + "}"
+
+
+def json_list(values: Iterable[Any]) -> str:
+    """JSON text of a sequence (a list or a tuple), exactly as the event encoder writes it."""
+    return "[" + ",".join(map(json_text, values)) + "]"
 
 
 class TableWriter:
@@ -201,7 +241,18 @@ class RunRecorder:
     def event(self, type: str, **fields: Any) -> None:
         if type in UNIT_STARTS:
             self.flush()  # the previous unit of play is complete: its events and rows reach the disk
-        line = _EVENT_JSON.encode({"seq": self.seq, "type": type, **fields})
+        self._append(_EVENT_JSON.encode({"seq": self.seq, "type": type, **fields}))
+
+    def event_json(self, type: str, body: str) -> None:
+        """Append an event whose fields (after ``seq`` and ``type``) are given as JSON text: ``body`` is
+        ``"key":value,...`` without braces (built with :func:`json_text`, :func:`json_object`,
+        :func:`json_list`), the same line :meth:`event` writes for those fields, without the dict round trip."""
+        if type in UNIT_STARTS:
+            self.flush()
+        head = f'{{"seq":{self.seq},"type":{encode_basestring(type)}'
+        self._append(f"{head},{body}}}" if body else head + "}")
+
+    def _append(self, line: str) -> None:
         if self._secrets:
             from trustsim.secrets import redact_text
 
