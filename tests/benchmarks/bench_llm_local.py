@@ -1,16 +1,25 @@
-"""The default experiment with the embedded model, then its replay from the request store.
+"""The default experiment on the embedded model, then its replay from the request store.
 
-Runs ``python -m trustsim +experiment=mid2strike agent=llm model=smollm2`` with a fresh request store and
-reports wall time, decisions, time per decision, calls, tokens, validity; then runs the same command again
-(every response replayed from the store) and reports its wall time as a fraction of the original.
+Runs ``python -m trustsim +experiment=mid2strike seed=11`` (agent=llm, model=smollm2: the README quick start)
+with a fresh request store and reports wall time, decisions, calls, tokens per call (prompt; reused from
+the KV cache, i.e. the reuse rate; evaluated; completion = sampled + forced) and the per-token speeds, with
+the load average; then runs the same command again (every response replayed from the store) and reports
+its wall time as a fraction of the original.
 
     python tests/benchmarks/bench_llm_local.py [extra hydra overrides...]
+    python tests/benchmarks/bench_llm_local.py model.local.decoder=grammar model.prompt_compact=false  # the old path
+    python tests/benchmarks/bench_llm_local.py --reuse-of STORE   # KV reuse the old llama-cpp-python cache
+                                                                  # policy would get on a store's prompts
+
+The tokens and the reuse rate do not depend on the machine's load; the seconds do (the embedded model is
+very sensitive to other processes on the cores): compare the per-token speeds and the load printed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -20,6 +29,11 @@ from pathlib import Path
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _mean_latency(run_dir: Path) -> float:
@@ -39,8 +53,10 @@ def run(tmp: Path, name: str, extra: list[str]) -> tuple[float, Path]:
         "-m",
         "trustsim",
         "+experiment=mid2strike",
+        "seed=11",
         "agent=llm",
         "model=smollm2",
+        "progress=false",
         f"llm.store_path={tmp / 'store.sqlite'}",
         f"hydra.run.dir={run_dir}",
         *extra,
@@ -53,15 +69,76 @@ def run(tmp: Path, name: str, extra: list[str]) -> tuple[float, Path]:
     return wall, run_dir
 
 
+def report_local(llm: dict, n: int) -> None:
+    """Tokens per call and speeds from the manifest's llm.local block."""
+    loc = llm.get("local") or {}
+    calls = max(int(loc.get("calls") or 0), 1)
+    if not loc:
+        print("no llm.local block (not the embedded model?)")
+        return
+    print(
+        f"per call ({loc['calls']} calls, {n} decisions): prompt {loc['prompt_tokens'] / calls:.0f} tokens, "
+        f"reused from the KV cache {loc['reused_tokens'] / calls:.0f} (reuse rate {loc['reuse_rate']:.1%}), "
+        f"evaluated {loc['evaluated_tokens'] / calls:.0f}; completion {loc['completion_tokens'] / calls:.1f} "
+        f"= sampled {loc['sampled_tokens'] / calls:.1f} + forced {loc['forced_tokens'] / calls:.1f}"
+    )
+    steps = loc["sampled_tokens"]
+    print(
+        f"speeds: prompt evaluation {loc['evaluated_tokens'] / max(loc['prefill_s'], 1e-9):.0f} tokens/s, "
+        f"answer {loc['decode_s'] / max(steps, 1) * 1000:.0f} ms per sampled token (forced text included); "
+        f"seconds: prefill {loc['prefill_s']:.1f}, answer {loc['decode_s']:.1f}, KV states {loc['state_s']:.1f}, "
+        f"model total {loc['wall_s']:.1f}"
+    )
+
+
+def reuse_of(store: Path) -> None:
+    """Replay a store's decision prompts (in the order sent) through the tokenizer and count the prefix
+    the old path reused: llama-cpp-python's LlamaRAMCache (state saved after every call under prompt +
+    completion, loaded when its prefix beats the live context; capacity not modelled: an upper bound)."""
+    import numpy as np
+    from omegaconf import OmegaConf
+
+    from trustsim.llm import local
+    from trustsim.llm.config import parse_model_config
+    from trustsim.llm.local_decode import _common
+
+    cfg = parse_model_config(OmegaConf.load(REPO / "conf/model/smollm2.yaml")).local
+    engine = local._engine(cfg, local.load_model(cfg))
+    con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    rows = con.execute("SELECT request, text, completion_tokens FROM responses ORDER BY created").fetchall()
+    live: list[int] = []
+    saved: list[np.ndarray] = []
+    total = reused = completion = 0
+    for request, text, comp in rows:
+        tokens = engine.prompt_tokens(json.loads(request)["messages"])
+        best = max([_common(np.asarray(live, dtype=np.intc), tokens), *(_common(k, tokens) for k in saved)])
+        reused += min(best, len(tokens) - 1)
+        total += len(tokens)
+        completion += comp
+        live = tokens + engine._tok(text)
+        saved.append(np.asarray(live, dtype=np.intc))
+    n = max(len(rows), 1)
+    print(
+        f"{store}: {len(rows)} calls; per call prompt {total / n:.0f} tokens, reused {reused / n:.0f} "
+        f"(reuse rate {reused / max(total, 1):.1%}), evaluated {(total - reused) / n:.0f}, "
+        f"completion {completion / n:.1f} (all sampled)"
+    )
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--reuse-of"]:
+        reuse_of(Path(sys.argv[2]))
+        return
     extra = sys.argv[1:]
     tmp = Path(tempfile.mkdtemp(prefix="bench_llm_local_"))
+    load_before = _load()
     wall, run_dir = run(tmp, "original", extra)
     m = json.loads((run_dir / "manifest.json").read_text())
     d = pd.read_csv(run_dir / "decisions.csv")
     llm = d[d.seat != "D"]
     n = len(llm)
     print(f"cores: {os.cpu_count()}  overrides: {' '.join(extra) or '-'}")
+    print(f"load average (1, 5, 15 min) before: {load_before}, after: {_load()}")
     print(
         f"original run: wall {wall:.1f} s (job {m['timings']['wall_s']:.1f} s), games {m['counts']['games']}"
     )
@@ -70,10 +147,7 @@ def main() -> None:
         f"time per decision {m['timings']['wall_s'] / max(n, 1):.2f} s (job wall / decisions), "
         f"mean call latency {_mean_latency(run_dir):.2f} s"
     )
-    print(
-        f"tokens: prompt {m['llm']['prompt_tokens']} (mean {llm.prompt_tokens.mean():.0f}/decision), "
-        f"completion {m['llm']['completion_tokens']} (mean {llm.completion_tokens.mean():.0f}/decision)"
-    )
+    report_local(m["llm"], n)
     reasons = llm.invalid_reason.value_counts().to_dict()
     print(f"actions: {llm.action.value_counts().to_dict()}  not valid: {reasons or 0}")
     replay_wall, replay_dir = run(tmp, "replay", extra)

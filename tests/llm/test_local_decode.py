@@ -130,3 +130,25 @@ def test_enum_options_that_prefix_others_can_be_chosen(engine) -> None:
         )
         seen.add(json.loads(text)["p"])
     assert seen <= {0.0, 0.05, 0.5} and len(seen) >= 2
+
+
+def test_number_bounds_decide_which_prefixes_can_continue() -> None:
+    p = FreeNumber(integer=False, minimum=0, maximum=1)
+    assert all(p.viable(t) for t in ("", "0", "0.", "0.75", "1", "1.", "1.0"))
+    assert not any(p.viable(t) for t in ("-", "2", "1.5", "10"))
+    assert p.complete("0.75") and p.complete("1") and not p.complete("0.") and not p.complete("1.5")
+    q = FreeNumber(integer=True, minimum=5, maximum=30)
+    assert q.viable("1") and q.viable("3") and not q.viable("4") and not q.complete("3") and q.complete("30")
+
+
+@pytest.mark.local_model
+def test_bounded_numbers_and_other_games_schemas(engine) -> None:
+    from agents.reliance.parse import answer_schema
+    from agents.trust_game.parse import trustor_schema
+
+    for schema in (answer_schema(["delegate_P", "backup"], 80), trustor_schema(10, 3, 80)):
+        for seed in range(3):
+            text, _, _ = engine.complete(
+                [{"role": "user", "content": "Answer in JSON."}], schema, {"temperature": 1.0, "seed": seed}
+            )
+            jsonschema.validate(json.loads(text), schema)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
@@ -75,6 +76,41 @@ class FreeString:
 @dataclass
 class FreeNumber:
     integer: bool
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def viable(self, text: str) -> bool:
+        """Whether some number that starts with ``text`` lies within the bounds."""
+        lo = -math.inf if self.minimum is None else float(self.minimum)
+        hi = math.inf if self.maximum is None else float(self.maximum)
+        if text in ("", "-"):
+            return text == "" or lo < 0
+        sign = -1.0 if text.startswith("-") else 1.0
+        body = text.lstrip("-")
+        spans: list[tuple[float, float]] = []
+        if "." in body:
+            whole, frac = body.split(".", 1)
+            base = float(f"{whole}.{frac or 0}")
+            spans.append((base, base + 10.0 ** -len(frac)))
+        else:
+            base = float(body)
+            spans.append((base, base + (0 if self.integer else 1)))
+            if body != "0":
+                spans += [(base * 10**k, base * 10**k + 10**k - 1) for k in range(1, 13 - len(body))]
+        for a, b in spans:
+            a, b = sorted((sign * a, sign * b))
+            if a <= hi and b >= lo:
+                return True
+        return False
+
+    def complete(self, text: str) -> bool:
+        """Whether ``text`` is a finished number within the bounds."""
+        if not text or not text[-1].isdigit():
+            return False
+        value = float(text)
+        return (self.minimum is None or value >= self.minimum) and (
+            self.maximum is None or value <= self.maximum
+        )
 
 
 Step = str | Choice | FreeString | FreeNumber
@@ -118,7 +154,9 @@ def _plan(node: dict[str, Any], out: list[Any]) -> None:
         out.append(FreeString(int(node.get("maxLength", 400)), int(node.get("minLength", 0))))
         out.append('"')
     elif kind in ("integer", "number"):
-        out.append(FreeNumber(kind == "integer"))
+        if any(k in node for k in ("exclusiveMinimum", "exclusiveMaximum", "multipleOf")):
+            raise Unsupported("exclusive bounds / multipleOf")
+        out.append(FreeNumber(kind == "integer", node.get("minimum"), node.get("maximum")))
     elif kind == "boolean":
         out.append(Choice(["true", "false"]))
     elif kind == "null":
@@ -554,32 +592,53 @@ class _Writer:
         self.parts.append("".join(out))
 
     def number(self, step: FreeNumber) -> None:
-        """An integer or decimal number (at most 12 characters); it ends where the model prefers a
-        token that is not part of a number."""
+        """An integer or decimal number (at most 12 characters) within the schema's bounds; it ends where
+        the model prefers a token that is not part of a number (once the number is complete)."""
         v = self.e.vocab
         self._sync()
         out = ""
         while len(out) < 12:
-            lead_zero = out in ("0", "-0")
-            allowed = np.zeros_like(v.digits) if lead_zero else v.digits.copy()
-            if not out:
-                allowed |= v.minus
-            elif not step.integer and "." not in out and out[-1].isdigit():
-                allowed |= v.dot
-            can_end = bool(out) and out[-1].isdigit()
+            candidates = np.flatnonzero(v.digits | v.minus | (v.dot if not step.integer else v.digits))
+            ok = [t for t in candidates if self._extends(out, v.texts[t] or "", step)]
             logits = self._logits()
+            allowed = np.array(ok, dtype=np.intc)
+            can_end = step.complete(out)
             if can_end:
-                outside = np.where(allowed, -np.inf, logits)
-                allowed = allowed.copy()
-                allowed[int(np.argmax(outside))] = True
-            if not allowed.any():
+                outside = logits.copy()
+                outside[candidates] = -np.inf
+                allowed = np.append(allowed, np.intc(int(np.argmax(outside))))
+            if len(allowed) == 0:
                 break
             tok = self.sampler.sample(logits, allowed)
-            text = v.texts[tok] or ""
-            if can_end and not ((v.digits[tok] and not lead_zero) or (v.dot[tok] and not step.integer)):
+            if tok not in ok:
                 break
-            out += text
+            out += v.texts[tok] or ""
             self._sampled(tok)
-        if not out or not out[-1].isdigit():
-            out += "0"
+        if not step.complete(out):
+            out = self._nearest(out, step)
         self.parts.append(out)
+
+    @staticmethod
+    def _extends(out: str, text: str, step: FreeNumber) -> bool:
+        new = out + text
+        if text == "-" and out:
+            return False
+        if text == "." and ("." in out or not out or not out[-1].isdigit()):
+            return False
+        body = new.lstrip("-")
+        if len(body) > 1 and body[0] == "0" and body[1].isdigit():
+            return False  # no leading zeros
+        return step.viable(new)
+
+    @staticmethod
+    def _nearest(out: str, step: FreeNumber) -> str:
+        """Finish a number cut at 12 characters or left incomplete (rare): the bound it is closest to."""
+        try:
+            value = float(out.rstrip(".-") or 0)
+        except ValueError:
+            value = 0.0
+        if step.minimum is not None:
+            value = max(value, float(step.minimum))
+        if step.maximum is not None:
+            value = min(value, float(step.maximum))
+        return str(int(value)) if step.integer or (value.is_integer() and "." not in out) else repr(value)
