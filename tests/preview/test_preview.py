@@ -255,7 +255,12 @@ def test_a_mixed_team_previews_each_seats_model_and_sends_to_neither_server(tmp_
 def test_preview_reads_every_shard_of_a_store_directory_and_claims_none(tmp_path: Path) -> None:
     shards = tmp_path / "shards"
     with FakeServer() as server:
-        overrides = [*fake_model(server), "game.games=1", f"++llm.store_dir={shards}", "agent.prompt=trustsim"]
+        overrides = [
+            *fake_model(server),
+            "game.games=1",
+            f"++llm.store_dir={shards}",
+            "agent.prompt=trustsim",
+        ]
         assert api.run("mid2strike", overrides, tmp_path / "run").exit_code == 0
         sent = len(server.requests)
         before = sorted((p.name, p.stat().st_mtime_ns) for p in shards.iterdir())
@@ -265,3 +270,24 @@ def test_preview_reads_every_shard_of_a_store_directory_and_claims_none(tmp_path
         sorted((p.name, p.stat().st_mtime_ns) for p in shards.iterdir()) == before
     )  # no shard, lock or write
     assert est.cached == sent > 0 and est.to_send == 0
+
+
+@pytest.mark.parametrize("prompt", ["reference", "trustsim"])
+def test_with_an_llm_verifier_every_decision_may_verify(tmp_path: Path, prompt: str) -> None:
+    """Upper figures: the stand-in verifies at every decision (one verification call each); lower figures:
+    an escape in round 1 and no verification call."""
+    cfg = api.compose(
+        "mid2strike",
+        [
+            "agent=llm",
+            "model=gpt-5.1",
+            f"agent.prompt={prompt}",
+            "game.games=2",
+            "game.verifier=llm",
+            f"llm.store_path={tmp_path / 's'}",
+        ],
+    )
+    est = estimate(cfg)
+    assert est.invalid == 0
+    assert est.requests == 2 * est.decisions  # each decision's verification call
+    assert est.requests_low == est.decisions_low == 2 * 3

@@ -98,14 +98,15 @@ class LookupStore:
 class StandIn:
     """A transport that never sends: answers with a stand-in and counts tokens (litellm's counter)."""
 
-    def __init__(self, model: ModelConfig) -> None:
+    def __init__(self, model: ModelConfig, play: standin.Play | None = None) -> None:
         self.limit = max_output_tokens(model.litellm_model)
+        self.play = play or standin.Play()
 
     async def __call__(
         self, model: str, messages: list[dict[str, Any]], params: dict[str, Any], **_: Any
     ) -> CallResult:
         ask = CURRENT_ASK.get()
-        text, valid = standin.answer(ask, params)
+        text, valid = standin.answer(ask, params, self.play)
         prompt = standin.count_messages(model, messages, params)
         low = standin.count_text(model, text)
         cap = standin.token_cap(params, self.limit)
@@ -123,13 +124,17 @@ class StandIn:
 class PreviewClient(LLMClient):
     """The job's client in a preview: records every request (purpose, round, stored or to send)."""
 
-    def __init__(self, model: ModelConfig, llm: LLMConfig, store_path: Path) -> None:
+    def __init__(
+        self, model: ModelConfig, llm: LLMConfig, store_path: Path, play: standin.Play | None = None
+    ) -> None:
         keyless = dataclasses.replace(model, api_key_env=None, headers_env={})  # keys are not part of a key
         calm = dataclasses.replace(llm, replay_only=False, requests_per_minute=None, max_retries=0)
         if hasattr(calm, "budget_usd"):
             calm = dataclasses.replace(calm, budget_usd=None)  # a preview sends nothing: no cap applies
         sharded = getattr(llm, "store_dir", None) is not None
-        super().__init__(keyless, calm, LookupStore(store_path, sharded=sharded), transport=StandIn(model))
+        super().__init__(
+            keyless, calm, LookupStore(store_path, sharded=sharded), transport=StandIn(model, play)
+        )
         self.requests: list[Request] = []
 
     async def complete(self, req: ChatRequest) -> ChatResponse:
@@ -157,10 +162,12 @@ class PreviewClient(LLMClient):
         return resp
 
 
-def preview_client(model: ModelConfig, llm: LLMConfig, base_dir: Path | None = None) -> PreviewClient:
+def preview_client(
+    model: ModelConfig, llm: LLMConfig, base_dir: Path | None = None, play: standin.Play | None = None
+) -> PreviewClient:
     """The preview client of one model, looking up ``llm.store_path`` (relative to ``base_dir`` or the
     working directory, as :func:`trustsim.llm.build_client` resolves it)."""
     path = Path(getattr(llm, "store_dir", None) or llm.store_path).expanduser()
     if not path.is_absolute():
         path = Path(base_dir or Path.cwd()) / path
-    return PreviewClient(model, llm, path)
+    return PreviewClient(model, llm, path, play)

@@ -2,9 +2,10 @@
 
 Where a game's length depends on the model's choices the figures are a range:
 
-- escape room: a game ends on an escape or when every seat is dead. The stand-in passes every round, so its
-  games run their full length (the upper figures); the lower figures keep only each game's first round (an
-  escape in round 1), dropping the later rounds' decisions and verifications;
+- escape room: a game ends on an escape or when every seat is dead. The stand-in passes every round (with
+  ``game.verifier=llm`` it verifies, so every decision also asks its verification call), so its games run
+  their full length (the upper figures); the lower figures keep only each game's first round (an escape in
+  round 1) and no verification call;
 - trust game: the responder is asked only when the sender sent something. The stand-in sends the whole
   endowment (upper); the lower figures drop the responders' requests (nothing sent).
 
@@ -22,19 +23,32 @@ from typing import Any
 
 from trustsim.llm.pricing import Price
 from trustsim.preview.client import Request
+from trustsim.preview.standin import STANDIN_TEXT, Play
 
 LENGTH_NOTES = {
     "escape_room": "games end on an escape or when every seat is dead: full-length games (the stand-in "
-    "passes every round) above, an escape in every game's first round below",
+    "passes every round; with game.verifier=llm it verifies) above, an escape in every game's first round below",
     "trust_game": "a responder is asked only when the sender sent something: everything sent above, "
     "nothing sent below",
 }
 
 
+def play_for(cfg: dict[str, Any]) -> Play:
+    """How the stand-in plays a job so that its figures are the upper ones: with ``game.verifier=llm`` every
+    escape-room decision verifies (the last puzzle), so each asks its verification call too (a verification
+    ends no game: without a volunteer a seat is still eliminated each round)."""
+    game = cfg.get("game") or {}
+    if game.get("type") == "escape_room" and game.get("verifier") == "llm":
+        return Play(
+            prefer={"action": "verify"}, text={"decision": "DECISION: Verify: Q4\nREASONING: " + STANDIN_TEXT}
+        )
+    return Play()
+
+
 def optional(game: str, req: Request) -> bool:
     """Whether the shortest play of ``game`` would not make this request (see the module docstring)."""
     if game == "escape_room":
-        return req.purpose in ("decision", "solve") and (req.round or 1) > 1
+        return req.purpose == "solve" or (req.purpose == "decision" and (req.round or 1) > 1)
     if game == "trust_game":
         return req.name == "trust_game_return"
     return False

@@ -22,7 +22,7 @@ from trustsim.job import JobContext, one_line
 from trustsim.llm.config import parse_llm_config, parse_model_config
 from trustsim.llm.pricing import price_of
 from trustsim.preview.client import CURRENT_ROUND, PreviewClient, preview_client
-from trustsim.preview.report import Estimate, lines, summarise
+from trustsim.preview.report import Estimate, lines, play_for, summarise
 from trustsim.progress import make_progress
 from trustsim.rundir import RunRecorder
 
@@ -78,7 +78,10 @@ class PreviewContext(JobContext):
     def _build_llm(self, model: Any) -> PreviewClient:
         """Every client of the job (``ctx.llm``, a seat's ``ctx.llm_for(model)``) is a preview client."""
         client = preview_client(
-            parse_model_config(model or {}), parse_llm_config(self.cfg.get("llm") or {}), self.base_dir
+            parse_model_config(model or {}),
+            parse_llm_config(self.cfg.get("llm") or {}),
+            self.base_dir,
+            play_for(self.cfg),
         )
         self.clients.append(client)
         return client

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from trustsim.llm.decision import Ask, InvalidAnswer, extract_json, required_keys
@@ -32,7 +33,27 @@ TOKEN_CAP_PARAMS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 FILLER = "the partner was right so I trust it "  # realistic English for counting a long string's tokens
 
 
-def instance(schema: Any) -> Any:
+@dataclass(frozen=True)
+class Play:
+    """How the stand-in plays where the default would understate a run: ``prefer`` picks the ``oneOf``
+    variant whose property has this ``const`` value (e.g. ``{"action": "verify"}``); ``text`` replaces the
+    free-text answer of a purpose."""
+
+    prefer: Mapping[str, Any] = field(default_factory=dict)
+    text: Mapping[str, str] = field(default_factory=dict)
+
+
+def _chosen(variants: list[Any], prefer: Mapping[str, Any]) -> Any:
+    for variant in variants:
+        props = variant.get("properties") if isinstance(variant, Mapping) else None
+        if isinstance(props, Mapping) and any(
+            isinstance(props.get(k), Mapping) and props[k].get("const") == v for k, v in prefer.items()
+        ):
+            return variant
+    return variants[0]
+
+
+def instance(schema: Any, prefer: Mapping[str, Any] | None = None) -> Any:
     """A small value valid under a JSON schema (the subset the games use)."""
     if not isinstance(schema, Mapping):
         return None
@@ -43,12 +64,12 @@ def instance(schema: Any) -> Any:
     for key in ("oneOf", "anyOf", "allOf"):
         variants = schema.get(key)
         if isinstance(variants, list) and variants:
-            return instance(variants[0])
+            return instance(_chosen(variants, prefer or {}), prefer)
     kind = _type(schema)
     if kind == "object":
-        return {str(k): instance(v) for k, v in (schema.get("properties") or {}).items()}
+        return {str(k): instance(v, prefer) for k, v in (schema.get("properties") or {}).items()}
     if kind == "array":
-        return [instance(schema.get("items")) for _ in range(int(schema.get("minItems") or 0))]
+        return [instance(schema.get("items"), prefer) for _ in range(int(schema.get("minItems") or 0))]
     if kind == "integer":
         for bound in ("maximum", "minimum"):
             if isinstance(schema.get(bound), int | float):
@@ -110,14 +131,15 @@ def _type(schema: Mapping[str, Any]) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def answer(ask: Ask | None, params: Mapping[str, Any]) -> tuple[str, bool]:
+def answer(ask: Ask | None, params: Mapping[str, Any], play: Play | None = None) -> tuple[str, bool]:
     """The stand-in answer's text and whether the kit's parser accepts it."""
+    play = play or Play()
     schema = ask.schema if ask is not None else _schema_param(params)
     if ask is not None and ask.format == "text":
-        text = TEXT_ANSWERS.get(ask.purpose, STANDIN_TEXT)
+        text = play.text.get(ask.purpose) or TEXT_ANSWERS.get(ask.purpose, STANDIN_TEXT)
         data: Any = text
     elif schema:
-        data = instance(schema)
+        data = instance(schema, play.prefer)
         text = json.dumps(data, ensure_ascii=False)
         data = extract_json(text, required_keys(schema))
     else:
