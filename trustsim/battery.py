@@ -69,8 +69,15 @@ class PartPlan:
     units: str  # e.g. "5 runs x 10 games"
     decisions: int  # decisions of the agent under test (escape room: an upper bound, every round played)
     bound: bool  # True when ``decisions`` is an upper bound
-    requests: int | None = None  # from trustsim.preview, when available
-    cost_usd: float | None = None
+    estimate: Any = None  # trustsim.preview's Estimate (requests, cached, tokens, cost_low/estimate/high)
+
+    @property
+    def requests(self) -> int | None:
+        return None if self.estimate is None else int(self.estimate.requests)
+
+    @property
+    def cost_usd(self) -> float | None:
+        return None if self.estimate is None else self.estimate.cost_estimate
 
 
 def _escape_room(cfg: dict[str, Any]) -> tuple[str, int, bool]:
@@ -136,69 +143,71 @@ def _trust_game(cfg: dict[str, Any]) -> tuple[str, int, bool]:
 COUNTERS = {"escape_room": _escape_room, "reliance": _reliance, "arena": _arena, "trust_game": _trust_game}
 
 
-def _preview(cfg: dict[str, Any]) -> tuple[int | None, float | None]:
-    """Expected requests and cost from ``trustsim.preview.estimate(cfg)`` (issue 15), when it exists."""
+def _preview(cfg: dict[str, Any]) -> Any | None:
+    """The expected requests, tokens and cost of one part: ``trustsim.preview.estimate(cfg)`` (issue 15); None
+    when that module is absent (the plan then shows decisions only)."""
     try:
         preview = importlib.import_module("trustsim.preview")
     except ModuleNotFoundError:
-        return None, None
+        return None
     estimate = getattr(preview, "estimate", None)
-    if estimate is None:
-        return None, None
-    try:
-        est = estimate(cfg)
-    except Exception:  # a preview that cannot estimate this config leaves the decisions as the plan
-        return None, None
-    get = est.get if isinstance(est, dict) else lambda k, d=None: getattr(est, k, d)
-    requests = get("requests", None)
-    cost = get("cost_usd", get("cost", None))
-    return (int(requests) if requests is not None else None), (float(cost) if cost is not None else None)
+    return estimate(cfg) if estimate is not None else None
 
 
-def part_plan(cfg: dict[str, Any]) -> PartPlan:
-    """The plan of one composed part config."""
+def part_plan(cfg: dict[str, Any], *, estimate: bool = True) -> PartPlan:
+    """The plan of one composed part config (``estimate``: ask trustsim.preview for requests and cost)."""
     game = cfg["game"]["type"]
     units, decisions, bound = COUNTERS[game](cfg)
-    requests, cost = _preview(cfg) if cfg["agent"]["name"] == "llm" or game == "arena" else (None, None)
     part = (cfg.get("card") or {}).get("part", cfg.get("name", "?"))
-    return PartPlan(str(part), game, cfg["agent"]["name"], units, decisions, bound, requests, cost)
+    return PartPlan(
+        str(part), game, cfg["agent"]["name"], units, decisions, bound, _preview(cfg) if estimate else None
+    )
 
 
-def plan(overrides: Sequence[str] = (), *, offline: bool = False) -> list[PartPlan]:
+def plan(overrides: Sequence[str] = (), *, offline: bool = False, estimate: bool = True) -> list[PartPlan]:
     """Compose every part of the battery with ``overrides`` (e.g. ``["model=gpt-5.1", "card.size=small"]``)."""
     from trustsim.api import compose
 
     experiment, group = ("trustcard_offline", "card/offline") if offline else ("trustcard", "card/part")
     extra = [o for o in overrides if not o.lstrip("+").startswith(("experiment=", group + "="))]
-    return [part_plan(compose(experiment, [*extra, f"+{group}={part}"])) for part in PARTS]
+    return [part_plan(compose(experiment, [*extra, f"+{group}={part}"]), estimate=estimate) for part in PARTS]
+
+
+def _money(value: float | None) -> str:
+    return "unknown price" if value is None else f"${value:,.2f}"
 
 
 def format_plan(plans: Sequence[PartPlan], size: str, model: str) -> str:
     """The table printed before the battery starts."""
     lines = [f"trust-card battery: size {size}, {model}: {len(plans)} parts (one sweep directory)"]
-    total = 0
-    requests: list[int] = []
-    costs: list[float] = []
     for p in plans:
-        total += p.decisions
         extra = ""
-        if p.requests is not None:
-            requests.append(p.requests)
-            extra = f"; expected requests {p.requests:,}"
-            if p.cost_usd is not None:
-                costs.append(p.cost_usd)
-                extra += f", est. cost ${p.cost_usd:,.2f}"
+        if p.estimate is not None:
+            e = p.estimate
+            low = f"{e.requests_low:,}–" if e.game_length == "range" and e.requests_low != e.requests else ""
+            extra = f"; requests {low}{e.requests:,} ({e.cached:,} stored), cost {_money(e.cost_estimate)}"
         le = "<= " if p.bound else ""
         lines.append(
             f"  {p.part:<17} {p.game:<12} {p.agent:<28} {p.units:<36} {le}{p.decisions:,} decisions{extra}"
         )
-    lines.append(f"  total: <= {total:,} decisions of the agent under test")
-    if len(requests) == len(plans):
-        cost = f", estimated cost ${sum(costs):,.2f}" if len(costs) == len(plans) else ""
-        lines.append(f"  expected requests {sum(requests):,}{cost} (trustsim.preview)")
+    lines.append(f"  total: <= {sum(p.decisions for p in plans):,} decisions of the agent under test")
+    estimates = [p.estimate for p in plans if p.estimate is not None]
+    if len(estimates) == len(plans):
+        total = estimates[0]
+        for e in estimates[1:]:
+            total = total + e
+        to_send = total.requests - total.cached - getattr(total, "repeats", 0)
+        cost = _money(total.cost_estimate)
+        if total.cost_low is not None and total.cost_high is not None:
+            cost += f" (range {_money(total.cost_low)}–{_money(total.cost_high)})"
+        lines.append(
+            f"  expected requests {total.requests:,} ({max(to_send, 0):,} to send, {total.cached:,} stored); "
+            f"prompt tokens {total.prompt_tokens:,}, completion ~{total.completion_tokens:,}; "
+            f"estimated cost {cost} (trustsim.preview)"
+        )
     else:
         lines.append(
-            "  expected requests / cost: trustsim.preview is not available; the decisions above bound the requests"
+            "  expected requests / cost: trustsim.preview is not available; the decisions above bound them"
         )
     return "\n".join(lines)
 

@@ -14,7 +14,7 @@ from .conftest import manifests, trustsim
 def test_plan_covers_every_family_and_sizes_grow() -> None:
     sizes = battery.decisions_by_size()
     assert sizes["smoke"] < sizes["small"] < sizes["full"]
-    full = {p.part: p for p in battery.plan()}
+    full = {p.part: p for p in battery.plan(estimate=False)}
     assert set(full) == set(battery.PARTS)
     assert {p.game for p in full.values()} == {"escape_room", "reliance", "arena", "trust_game"}
     # the study's run counts: anchor 5 x 10 memoryless games, smooth 5 runs, strike schedules 10 runs
@@ -35,7 +35,7 @@ def test_offline_smoke_battery_runs_every_part_in_one_sweep(offline_sweep) -> No
     parts = {m["config"]["card"]["part"]: m for m in found}
     assert set(parts) == set(battery.PARTS)
     assert {m["config"]["card"]["size"] for m in found} == {"smoke"}
-    plans = {p.part: p for p in battery.plan(["card.size=smoke"], offline=True)}
+    plans = {p.part: p for p in battery.plan(["card.size=smoke"], offline=True, estimate=False)}
     for part, m in parts.items():  # planned decisions match what ran (escape room: an upper bound)
         if m["game"] in ("reliance", "trust_game"):
             assert (
@@ -49,6 +49,8 @@ def test_model_battery_prints_plan_and_resume_sends_nothing(fake_model_sweeps) -
     first, second, stdout, sent_again = fake_model_sweeps
     assert "trust-card battery: size smoke, model openai_compatible: 11 parts" in stdout
     assert "decisions of the agent under test" in stdout
+    assert "expected requests" in stdout and "(trustsim.preview)" in stdout  # printed before any job ran
+    assert stdout.index("expected requests") < stdout.index("trustsim: card_anchor")
     ran = manifests(first)
     assert len(ran) == 11 and all(m["status"] == "complete" for m in ran)
     assert sum(m["llm"]["calls_sent"] for m in ran) > 0
