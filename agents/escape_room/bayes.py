@@ -100,7 +100,10 @@ class BayesAgent(EscapeRoomPolicy):
         worst = max(losses.values(), default=0.0)
         if coins > 0 and worst > self.verify_cost:
             candidates = sorted(k for k, loss in losses.items() if loss == worst)
-            target = candidates[int(self.rng.integers(len(candidates)))]
+            # rng.integers(1) draws nothing from the stream, so a lone candidate needs no call (same stream)
+            target = (
+                candidates[0] if len(candidates) == 1 else candidates[int(self.rng.integers(len(candidates)))]
+            )
             return Decision(Action.verify(target), confidence=conf, trusted=trusted)
         return Decision(Action.volunteer(trusted), confidence=conf, trusted=trusted)
 

@@ -128,9 +128,6 @@ class TableBuilder:
             cell_text(cell["schedule"]),
         )
 
-    def _base(self, game: int) -> dict[str, Any]:
-        return {"run_id": self.cell["run_id"], "session": self.session, "game": game}
-
     def _seat_text(self, seat: str) -> tuple[str, str, str, str]:
         """(seat, is_partner, agent, model) as cell text, computed once per seat."""
         text = self._seat_texts.get(seat)
@@ -194,64 +191,83 @@ class TableBuilder:
             )
         return rows
 
-    def game_row(self, rec: GameRecord) -> dict[str, Any]:
+    def game_row(self, rec: GameRecord) -> dict[str, str]:
+        """The game's row, as cell text."""
         state = rec.state
+        t = cell_text
+        run_id, session, prompt, memory, schedule = self._text
         tested = [d for d in rec.decisions if d.seat != PARTNER_SEAT]
         verifies = [d for d in tested if d.resolved.kind == "verify"]
         escape_round = state.escape_round
         causes = [c for _, c, _ in state.deaths]
-        row = self._base(rec.game)
-        row.update(
-            seed=rec.seed,
-            agent=self.cell["agent"],
-            model=self.cell["model"],
-            team=self.cell.get("team") or None,  # mixed teams: A=llm:m1;B=llm:m1;C=bayes (empty: default)
-            prompt=self.cell.get("prompt"),
-            memory=self.cell["memory"],
-            schedule=self.cell["schedule"],
-            partner_slot=self.cell["partner_slot"],
-            d_correct=rec.d_correct,
-            partner_puzzle=rec.partner_puzzle,
-            outcome=state.outcome,
-            escaped=state.escaped,
-            rounds=state.round,
-            escape_round=escape_round,
-            verifications=len(verifies),
-            partner_verifications=sum(d.resolved.target == rec.partner_puzzle for d in verifies),
-            protective_verifications=sum(d.round < escape_round for d in verifies) if escape_round else 0,
-            volunteers=sum(d.resolved.kind == "volunteer" for d in tested),
-            deaths_wrong_password=causes.count("wrong_password"),
-            deaths_no_volunteer=causes.count("no_volunteer"),
-            survivors=";".join(state.alive),
-            invalid=sum(not d.valid for d in tested),
-        )
-        return row
+        cell = self.cell
+        return {
+            "run_id": run_id,
+            "session": session,
+            "game": str(rec.game),
+            "seed": t(rec.seed),
+            "agent": t(cell["agent"]),
+            "model": t(cell["model"]),
+            "team": t(cell.get("team") or None),  # mixed teams: A=llm:m1;B=llm:m1;C=bayes (empty: default)
+            "prompt": prompt,
+            "memory": memory,
+            "schedule": schedule,
+            "partner_slot": t(cell["partner_slot"]),
+            "d_correct": bool_text(rec.d_correct),
+            "partner_puzzle": t(rec.partner_puzzle),
+            "outcome": state.outcome,
+            "escaped": bool_text(state.escaped),
+            "rounds": t(state.round),
+            "escape_round": t(escape_round),
+            "verifications": str(len(verifies)),
+            "partner_verifications": str(sum(d.resolved.target == rec.partner_puzzle for d in verifies)),
+            "protective_verifications": str(
+                sum(d.round < escape_round for d in verifies) if escape_round else 0
+            ),
+            "volunteers": str(sum(d.resolved.kind == "volunteer" for d in tested)),
+            "deaths_wrong_password": str(causes.count("wrong_password")),
+            "deaths_no_volunteer": str(causes.count("no_volunteer")),
+            "survivors": t(";".join(state.alive)),
+            "invalid": str(sum(not d.valid for d in tested)),
+        }
 
-    def agent_game_rows(self, rec: GameRecord) -> list[dict[str, Any]]:
+    def agent_game_rows(self, rec: GameRecord) -> list[dict[str, str]]:
+        """One row per seat, as cell text."""
         state = rec.state
+        t = cell_text
+        run_id, session, prompt, memory, schedule = self._text
+        game, d_correct = str(rec.game), bool_text(rec.d_correct)
         deaths = {seat: (cause, rnd) for seat, cause, rnd in state.deaths}
+        verifications = dict.fromkeys(state.seats, 0)
+        for d in rec.decisions:
+            if d.resolved.kind == "verify":
+                verifications[d.seat] += 1
         rows = []
         for seat in state.seats:
             cause, rnd = deaths.get(seat, (None, None))
-            row = self._base(rec.game)
-            row.update(
-                seat=seat,
-                is_partner=seat == PARTNER_SEAT,
-                agent=self.seat_agents[seat],
-                model=self.seat_models[seat],
-                prompt=(self.seat_prompts or {}).get(seat, self.cell.get("prompt")),
-                memory=self.cell["memory"],
-                schedule=self.cell["schedule"],
-                d_correct=rec.d_correct,
-                survived=seat in state.alive,
-                death_cause=cause,
-                death_round=rnd,
-                rounds_alive=rec.rounds_alive.get(seat, 0),
-                coins=state.coins[seat],
-                score=state.score(seat),
-                verifications=sum(d.seat == seat and d.resolved.kind == "verify" for d in rec.decisions),
+            seat_text, is_partner, agent, model = self._seat_text(seat)
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "session": session,
+                    "game": game,
+                    "seat": seat_text,
+                    "is_partner": is_partner,
+                    "agent": agent,
+                    "model": model,
+                    "prompt": prompt,
+                    "memory": memory,
+                    "schedule": schedule,
+                    "d_correct": d_correct,
+                    "survived": bool_text(seat in state.alive),
+                    "death_cause": t(cause),
+                    "death_round": t(rnd),
+                    "rounds_alive": t(rec.rounds_alive.get(seat, 0)),
+                    "coins": t(state.coins[seat]),
+                    "score": t(state.score(seat)),
+                    "verifications": str(verifications[seat]),
+                }
             )
-            rows.append(row)
         return rows
 
     def prediction_rows(self, rec: GameRecord) -> list[dict[str, str]]:
@@ -261,6 +277,8 @@ class TableBuilder:
         run_id, _, _, memory, schedule = self._text
         cluster = f"s{self.session}"
         game = str(rec.game)
+        labels_by_round: dict[int, dict[int, set[str]]] = {}  # capsule labels per puzzle, per round's table
+        truth: dict[tuple[int, str], str] = {}  # (puzzle, label) → outcome text; capsule values never change
         rows = []
         for d in rec.decisions:
             conf = d.decision.confidence
@@ -269,6 +287,9 @@ class TableBuilder:
             own = state.own_puzzle(d.seat)
             trusted = d.decision.trusted or {}
             views = rec.views[d.round]
+            labels = labels_by_round.get(d.round)
+            if labels is None:
+                labels = labels_by_round[d.round] = {k: {c.label for c in caps} for k, caps in views.items()}
             _, _, agent, model = self._seat_text(d.seat)
             round_text = str(d.round)
             for k in PUZZLES:
@@ -276,8 +297,11 @@ class TableBuilder:
                     continue
                 owner = state.owners[k]
                 label = trusted.get(k)
-                if label is None or all(c.label != label for c in views[k]):
+                if label is None or label not in labels[k]:
                     label = default_trusted(views[k], owner)
+                right = truth.get((k, label))
+                if right is None:
+                    right = truth[(k, label)] = "1" if _right(state, k, label) else "0"
                 rows.append(
                     {
                         "run_id": run_id,
@@ -292,7 +316,7 @@ class TableBuilder:
                         "game": game,
                         "round": round_text,
                         "p": "" if conf is None else cell_text(conf.get(k)),
-                        "outcome": "1" if _right(state, k, label) else "0",
+                        "outcome": right,
                         "p_exact": "",
                         "source": "native",
                         "item": f"Q{k}:{label}",

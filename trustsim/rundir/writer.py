@@ -124,18 +124,28 @@ def json_text(value: Any) -> str:
     return _EVENT_JSON.encode(value)
 
 
+def _json_float(value: float) -> str:
+    return float.__repr__(value) if value - value == 0.0 else _EVENT_JSON.encode(value)
+
+
+_JSON_KEYS: dict[type, Any] = {str: encode_basestring, int: lambda key: f'"{key}"'}
+_JSON_SCALARS: dict[type, Any] = {
+    str: encode_basestring,
+    int: int.__repr__,
+    float: _json_float,
+    bool: lambda value: "true" if value else "false",
+    type(None): lambda value: "null",
+}
+
+
 def json_object(mapping: Mapping[Any, Any]) -> str:
     """JSON text of a mapping with str or int keys, exactly as the event encoder writes it."""
-    parts = []
-    for key, value in mapping.items():
-        kind = type(key)
-        if kind is str:
-            parts.append(f"{encode_basestring(key)}:{json_text(value)}")
-        elif kind is int:
-            parts.append(f'"{key}":{json_text(value)}')
-        else:
-            return _EVENT_JSON.encode(mapping)
-    return "{" + ",".join(parts) + "}"
+    keys, scalars = _JSON_KEYS, _JSON_SCALARS
+    try:
+        items = [f"{keys[type(k)](k)}:{scalars[type(v)](v)}" for k, v in mapping.items()]
+    except KeyError:  # another key type, or a nested value: the encoder writes it
+        return _EVENT_JSON.encode(mapping)
+    return "{" + ",".join(items) + "}"
 
 
 def json_list(values: Iterable[Any]) -> str:
