@@ -17,6 +17,8 @@ requests/second it reports process CPU milliseconds per request (far less sensit
 ratios to bare litellm. One command, prints the numbers::
 
     python tests/benchmarks/bench_llm_throughput.py [--latency 0.2] [--levels 8,32,64] [--reps 5]
+
+``--levels 1,8,32,64`` adds each variant's speed-up over its own sequential rate.
 """
 
 from __future__ import annotations
@@ -57,6 +59,17 @@ def messages(tag: str, i: int) -> list[dict[str, str]]:
 
 
 # -- the variants (each runs inside its own worker process) -------------------------------------------------
+class Clock:
+    """Wall and process CPU time of the timed part of a run (set-up such as building agents is not in it)."""
+
+    def __init__(self) -> None:
+        self.wall = time.perf_counter()
+        self.cpu = time.process_time()
+
+    def stop(self) -> tuple[float, float]:
+        return time.perf_counter() - self.wall, time.process_time() - self.cpu
+
+
 async def gather_limited(n: int, conc: int, one: Callable[[int], Awaitable[None]]) -> None:
     sem = asyncio.Semaphore(conc)
 
@@ -67,7 +80,7 @@ async def gather_limited(n: int, conc: int, one: Callable[[int], Awaitable[None]
     await asyncio.gather(*(limited(i) for i in range(n)))
 
 
-async def run_bare(api_base: str, n: int, conc: int, tag: str, work: Path) -> float:
+async def run_bare(api_base: str, n: int, conc: int, tag: str, work: Path) -> tuple[float, float]:
     import litellm
 
     async def one(i: int) -> None:
@@ -76,12 +89,12 @@ async def run_bare(api_base: str, n: int, conc: int, tag: str, work: Path) -> fl
         )
         assert r.choices[0].message.content
 
-    start = time.perf_counter()
+    clock = Clock()
     await gather_limited(n, conc, one)
-    return time.perf_counter() - start
+    return clock.stop()
 
 
-async def run_httpx(api_base: str, n: int, conc: int, tag: str, work: Path) -> float:
+async def run_httpx(api_base: str, n: int, conc: int, tag: str, work: Path) -> tuple[float, float]:
     import httpx
 
     limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
@@ -95,12 +108,12 @@ async def run_httpx(api_base: str, n: int, conc: int, tag: str, work: Path) -> f
             r.raise_for_status()
             assert r.json()["choices"][0]["message"]["content"]
 
-        start = time.perf_counter()
+        clock = Clock()
         await gather_limited(n, conc, one)
-        return time.perf_counter() - start
+        return clock.stop()
 
 
-async def run_aiohttp(api_base: str, n: int, conc: int, tag: str, work: Path) -> float:
+async def run_aiohttp(api_base: str, n: int, conc: int, tag: str, work: Path) -> tuple[float, float]:
     import aiohttp
 
     headers = {"Authorization": f"Bearer {KEY}"}
@@ -114,9 +127,9 @@ async def run_aiohttp(api_base: str, n: int, conc: int, tag: str, work: Path) ->
                 r.raise_for_status()
                 assert (await r.json())["choices"][0]["message"]["content"]
 
-        start = time.perf_counter()
+        clock = Clock()
         await gather_limited(n, conc, one)
-        return time.perf_counter() - start
+        return clock.stop()
 
 
 def _model(api_base: str, tag: str) -> dict[str, str]:
@@ -129,7 +142,7 @@ def _model(api_base: str, tag: str) -> dict[str, str]:
     }
 
 
-async def run_client(api_base: str, n: int, conc: int, tag: str, work: Path) -> float:
+async def run_client(api_base: str, n: int, conc: int, tag: str, work: Path) -> tuple[float, float]:
     from agents.escape_room.llm_parse import parse_decision
     from trustsim.llm import ChatRequest, build_client
 
@@ -142,9 +155,9 @@ async def run_client(api_base: str, n: int, conc: int, tag: str, work: Path) -> 
         resp = await client.complete(ChatRequest(model["name"], messages(tag, i)))
         assert parse_decision(resp.text).action is not None
 
-    start = time.perf_counter()
+    clock = Clock()
     await asyncio.gather(*(one(i) for i in range(n)))  # the client's own llm.max_concurrency limits
-    elapsed = time.perf_counter() - start
+    elapsed = clock.stop()
     assert client.stats()["calls_sent"] == n
     await client.aclose()
     return elapsed
@@ -168,7 +181,7 @@ def observation(seat: str, game: int) -> Any:  # imported inside: only the agent
     )
 
 
-async def run_agent(api_base: str, n: int, conc: int, tag: str, work: Path) -> float:
+async def run_agent(api_base: str, n: int, conc: int, tag: str, work: Path) -> tuple[float, float]:
     """The whole decision path: LLM agents build prompts, call the client, parse and remember."""
     import numpy as np
 
@@ -188,9 +201,10 @@ async def run_agent(api_base: str, n: int, conc: int, tag: str, work: Path) -> f
         )
         agent.start_game(observation("A", i + 1))
         players.append(agent)
-    start = time.perf_counter()
-    decisions = await asyncio.gather(*(p.adecide(observation("A", i + 1)) for i, p in enumerate(players)))
-    elapsed = time.perf_counter() - start
+    observations = [observation("A", i + 1) for i in range(n)]  # the game's work, not the decision's
+    clock = Clock()
+    decisions = await asyncio.gather(*(p.adecide(o) for p, o in zip(players, observations, strict=True)))
+    elapsed = clock.stop()
     assert all(d.action is not None for d in decisions) and client.stats()["calls_sent"] == n
     await client.aclose()
     return elapsed
@@ -223,9 +237,8 @@ def worker(variant: str, api_base: str) -> None:
     print("READY", flush=True)
     for line in sys.stdin:
         conc, n, tag = line.split()
-        cpu = time.process_time()
-        seconds = loop.run_until_complete(run(api_base, int(n), int(conc), tag, work))
-        print(f"{seconds} {time.process_time() - cpu}", flush=True)
+        seconds, cpu = loop.run_until_complete(run(api_base, int(n), int(conc), tag, work))
+        print(f"{seconds} {cpu}", flush=True)
     loop.close()
 
 
@@ -321,6 +334,11 @@ def main() -> None:
         row = f"{conc:>5} " + " ".join(f"{med[conc, v]:>11.1f}" for v in variants)
         row += " " + " ".join(f"{med[conc, v] / med[conc, 'bare']:>13.2f}" for v in others)
         print(row)
+    if 1 in levels:
+        print("speed-up over the sequential rate (concurrency 1) of the same variant:")
+        print(f"{'conc':>5} " + " ".join(f"{v + ' xseq':>11}" for v in variants))
+        for conc in levels:
+            print(f"{conc:>5} " + " ".join(f"{med[conc, v] / med[1, v]:>11.1f}" for v in variants))
     print("process CPU ms per request (median; lower is better, little affected by load):")
     print(f"{'conc':>5} " + " ".join(f"{v:>11}" for v in variants))
     for conc in levels:

@@ -40,6 +40,7 @@ Format = Literal["json", "text"]
 
 MAX_PARSE_CHARS = 50_000  # answers are parsed from their first 50,000 characters only
 MAX_JSON_STARTS = 50  # '{' positions tried before giving up (bounded work on hostile text)
+_DECODER = json.JSONDecoder(strict=False)  # raw control characters inside strings are tolerated; stateless
 _FENCE_OPEN = re.compile(r"```(?:json|JSON)?")
 # A complete "key": scalar pair (used to salvage a truncated object, e.g. cut inside "reasoning").
 _FIELD = re.compile(
@@ -145,7 +146,7 @@ def json_objects(text: str) -> Iterator[dict[str, Any]]:
     stripped = text.strip()
     if stripped.startswith("{") and stripped.endswith("}"):
         try:
-            obj = json.loads(stripped, strict=False)
+            obj = _DECODER.decode(stripped)
         except (ValueError, RecursionError):
             obj = None
         if isinstance(obj, dict):
@@ -153,12 +154,12 @@ def json_objects(text: str) -> Iterator[dict[str, Any]]:
             return
     for chunk in _fenced(text):
         try:
-            obj = json.loads(chunk, strict=False)
+            obj = _DECODER.decode(chunk)
         except (ValueError, RecursionError):
             continue
         if isinstance(obj, dict):
             yield obj
-    decoder = json.JSONDecoder(strict=False)
+    decoder = _DECODER
     start, tries = text.find("{"), 0
     while start != -1 and tries < MAX_JSON_STARTS:
         tries += 1
@@ -201,7 +202,7 @@ def salvage_fields(text: str) -> dict[str, Any] | None:
     fields: dict[str, Any] = {}
     for m in _FIELD.finditer(text):
         try:
-            fields.setdefault(m.group("key"), json.loads(m.group("value"), strict=False))
+            fields.setdefault(m.group("key"), _DECODER.decode(m.group("value")))
         except ValueError:
             continue
     return fields or None
@@ -209,18 +210,18 @@ def salvage_fields(text: str) -> dict[str, Any] | None:
 
 def required_keys(schema: Mapping[str, Any] | None) -> tuple[str, ...]:
     """Top-level keys every answer must hold: ``required``, or those shared by every ``oneOf``/``anyOf``
-    variant."""
+    variant (in the first variant's order)."""
     if not schema:
         return ()
-    if isinstance(schema.get("required"), list):
-        return tuple(str(k) for k in schema["required"])
+    required = schema.get("required")
+    if isinstance(required, list):
+        return tuple(map(str, required))
     variants = schema.get("oneOf") or schema.get("anyOf")
-    if isinstance(variants, list) and variants:
-        common = [set(required_keys(v)) for v in variants if isinstance(v, Mapping)]
-        if common:
-            first = required_keys(variants[0])
-            shared = set.intersection(*common)
-            return tuple(k for k in first if k in shared)
+    if isinstance(variants, list):
+        keyed = [required_keys(v) for v in variants if isinstance(v, dict | Mapping)]
+        if keyed:
+            shared = set(keyed[0]).intersection(*keyed[1:])
+            return tuple(k for k in keyed[0] if k in shared)
     return ()
 
 
