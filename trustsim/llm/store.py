@@ -19,7 +19,7 @@ import os
 import socket
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -260,6 +260,29 @@ def claim_shard(directory: Path, job: str | None) -> tuple[Path, Path]:
     raise OSError(f"no free shard for job {stem} in {directory}")
 
 
+@dataclass
+class _Foreign:
+    """Another job's shard as this job sees it: a read-only connection (opened on first use), the hashes of
+    the keys it holds, the last row read, and the file signature when they were read."""
+
+    conn: sqlite3.Connection | None = None
+    keys: set[int] = field(default_factory=set)
+    last_rowid: int = 0
+    sig: tuple[int, int] | None = None
+
+
+def _signature(path: Path) -> tuple[int, int] | None:
+    """(size, SQLite change counter) of a store file, read without locking: a hint that it changed (the
+    counter grows with every commit of a rollback-journal database); None when unreadable."""
+    try:
+        with path.open("rb") as f:
+            header = f.read(28)
+            size = os.fstat(f.fileno()).st_size
+    except OSError:
+        return None
+    return size, int.from_bytes(header[24:28], "big") if len(header) >= 28 else -1
+
+
 class ShardedStore:
     """A store directory (``llm.store_dir``): this job writes one shard, replay reads every shard.
 
@@ -290,40 +313,71 @@ class ShardedStore:
                 self._release()
                 raise
         self.path = self._own.path if self._own is not None else self.directory
-        self._others: dict[Path, sqlite3.Connection | None] = {}
-        self._scanned = 0.0
-        self._scan(force=True)
+        self._others: dict[Path, _Foreign] = {}
+        self._scanned = -1e9
+        self._spend_cache: dict[tuple[Path, str | None], tuple[tuple[int, int], float]] = {}
+        self._scan()
 
     def _scan(self, *, force: bool = False) -> None:
+        """Find new shards and read the keys each shard gained since the last look (a shard whose size and
+        change counter are unchanged is not queried). At most every ``RESCAN_S`` seconds unless forced."""
         now = time.monotonic()
         if not force and now - self._scanned < RESCAN_S:
             return
         self._scanned = now
         own = self._own.path.resolve() if self._own is not None else None
         for path in shard_files(self.directory):
-            if path not in self._others and path.resolve() != own:
-                self._others[path] = None  # opened on first use
+            if path.resolve() == own:
+                continue
+            shard = self._others.setdefault(path, _Foreign())
+            sig = _signature(path)
+            if sig is None or sig == shard.sig:
+                continue
+            conn = self._other(path)
+            if conn is None:
+                continue
+            try:
+                rows = conn.execute(
+                    "SELECT rowid, key FROM responses WHERE rowid > ? ORDER BY rowid", (shard.last_rowid,)
+                ).fetchall()
+            except sqlite3.Error as exc:  # a writer mid-commit, a hot journal: looked at again next time
+                log.debug("shard %s: %s", path, exc)
+                self._close(path)
+                continue
+            shard.keys.update(hash(k) for _, k in rows)
+            if rows:
+                shard.last_rowid = rows[-1][0]
+            shard.sig = sig
 
     def _other(self, path: Path) -> sqlite3.Connection | None:
-        conn = self._others.get(path)
-        if conn is None:
+        shard = self._others.setdefault(path, _Foreign())
+        if shard.conn is None:
             try:
-                conn = open_read_only(path, immutable_ok=False)
+                shard.conn = open_read_only(path, immutable_ok=False)
             except (OSError, sqlite3.Error) as exc:
                 log.debug("shard %s not readable now (%s)", path, exc)
                 return None
-            self._others[path] = conn
-        return conn
+        return shard.conn
+
+    def _close(self, path: Path) -> None:
+        shard = self._others[path]
+        if shard.conn is not None:
+            shard.conn.close()
+            shard.conn = None
 
     def get(self, key: str, canonical: str | None = None) -> StoredResponse | None:
         """The own shard's response, else another shard's whose stored request is ``canonical`` (when
-        given)."""
+        given). Other shards are asked only for keys they are known to hold (their key lists are refreshed
+        every ``RESCAN_S`` seconds), so a miss costs no file access."""
         if self._own is not None:
             hit = self._own.get(key, canonical)
             if hit is not None:
                 return hit
         self._scan()
-        for path in list(self._others):
+        h = hash(key)
+        for path, shard in self._others.items():
+            if h not in shard.keys:
+                continue
             conn = self._other(path)
             if conn is None:
                 continue
@@ -331,8 +385,7 @@ class ShardedStore:
                 row = conn.execute(_GET, (key,)).fetchone()
             except sqlite3.Error as exc:  # a writer mid-commit, a hot journal: a miss here, retried later
                 log.debug("shard %s: %s", path, exc)
-                conn.close()
-                self._others[path] = None
+                self._close(path)
                 continue
             if row and (canonical is None or row[5] == canonical):
                 return StoredResponse(*row[:5])
@@ -344,14 +397,27 @@ class ShardedStore:
         self._own.put(key, **row)
 
     def spend(self, job: str | None = None) -> float:
-        """Recorded spend over every shard: all rows, or those sent by ``job``."""
+        """Recorded spend over every shard: all rows, or those sent by ``job`` (a shard whose size and change
+        counter are unchanged is not queried again)."""
         self._scan(force=True)
         total = self._own.spend(job) if self._own is not None else 0.0
         for path in list(self._others):
+            sig = _signature(path)
+            cached = self._spend_cache.get((path, job))
+            if cached is not None and sig is not None and cached[0] == sig:
+                total += cached[1]
+                continue
             conn = self._other(path)
-            if conn is not None:
-                with contextlib.suppress(sqlite3.Error):
-                    total += spend_of(conn, job)
+            if conn is None:
+                continue
+            try:
+                value = spend_of(conn, job)
+            except sqlite3.Error:
+                self._close(path)
+                continue
+            if sig is not None:
+                self._spend_cache[(path, job)] = (sig, value)
+            total += value
         return total
 
     def __len__(self) -> int:
@@ -375,9 +441,8 @@ class ShardedStore:
             self._lock = None
 
     def close(self) -> None:
-        for conn in self._others.values():
-            if conn is not None:
-                conn.close()
+        for path in self._others:
+            self._close(path)
         self._others.clear()
         if self._own is not None:
             self._own.close()
