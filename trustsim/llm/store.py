@@ -88,6 +88,7 @@ def migrate(conn: sqlite3.Connection) -> None:
     cols = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
     if "job" not in cols:
         conn.execute("ALTER TABLE responses ADD COLUMN job TEXT")
+    conn.execute("CREATE INDEX IF NOT EXISTS responses_job ON responses(job)")  # a job's spend, cheaply
     conn.execute(
         "INSERT OR REPLACE INTO meta(name, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
     )
