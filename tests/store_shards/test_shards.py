@@ -235,3 +235,18 @@ def test_client_with_store_dir_replays_other_jobs_and_reruns_send_nothing(fake_s
     with pytest.raises(StoreError, match=r"llm\.store_dir"):
         build_client(model_dict(fake_server.api_base), {**llm, "store_dir": str(tmp_path / "none"),
                                                         "replay_only": True})  # fmt: skip
+
+
+def test_other_shards_do_not_hold_open_files(tmp_path: Path) -> None:
+    """A sweep of thousands of jobs must not run a job out of file descriptors: other shards are closed
+    once their keys are read (kept open only when the job replays from them)."""
+    for job in range(40):
+        s = RequestStore(tmp_path / f"s{job:03d}.sqlite", journal="delete")
+        put(s, f"q{job}")
+        s.close()
+    fds = len(os.listdir("/proc/self/fd")) if Path("/proc/self/fd").is_dir() else None
+    store = ShardedStore(tmp_path, job=JOB_A)
+    assert store.get(*key_of("q7")) is not None and store.get(*key_of("nothing")) is None
+    if fds is not None:
+        assert len(os.listdir("/proc/self/fd")) - fds <= 4  # own shard, its claim, the one replayed from
+    store.close()

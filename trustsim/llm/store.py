@@ -270,6 +270,7 @@ class _Foreign:
     keys: set[int] = field(default_factory=set)
     last_rowid: int = 0
     sig: tuple[int, int] | None = None
+    hits: int = 0
 
 
 def _signature(path: Path) -> tuple[int, int] | None:
@@ -349,6 +350,8 @@ class ShardedStore:
             if rows:
                 shard.last_rowid = rows[-1][0]
             shard.sig = sig
+            if not shard.hits:
+                self._close(path)  # one open file per shard would not scale to sweeps of thousands of jobs
 
     def _other(self, path: Path) -> sqlite3.Connection | None:
         shard = self._others.setdefault(path, _Foreign())
@@ -389,6 +392,7 @@ class ShardedStore:
                 self._close(path)
                 continue
             if row and (canonical is None or row[5] == canonical):
+                shard.hits += 1  # kept open: this job replays from it
                 return StoredResponse(*row[:5])
         return None
 
