@@ -168,14 +168,24 @@ def escape_room(subject: Subject, tables: dict[str, pd.DataFrame] | None, games:
 
 
 def _with_anchor_note(fig: Figure, row: pd.Series | None) -> Figure:
+    """Say what the delta compares: the cell's value, the anchor's and where the anchor comes from."""
+    from dataclasses import replace
+
     if row is None or fig.status == "not run":
         return fig
+    cell = "smooth" if fig.key == "delta_trust" else "1strike"
     source = str(row.get("anchor_source", "") or "")
-    if source.startswith("published"):
-        from dataclasses import replace
-
-        return replace(fig, note=(fig.note + "; " if fig.note else "") + "anchor: published point value")
-    return fig
+    source = (
+        "published point value" if source.startswith("published") else source.split("(")[0].strip() or "?"
+    )
+    parts = [f"{cell} {float(row[cell]):.2f}" if pd.notna(row.get(cell)) else f"{cell} n/a"]
+    parts.append(
+        f"anchor {float(row['anchor']):.2f} ({source})" if pd.notna(row.get("anchor")) else "no anchor"
+    )
+    note = " − ".join(parts)
+    if fig.status != "ok" and fig.note:
+        note += f"; {fig.note}"
+    return replace(fig, note=note)
 
 
 def yardstick_decisions(paths: list[str]) -> pd.DataFrame | None:

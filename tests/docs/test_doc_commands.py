@@ -53,6 +53,10 @@ SKIP_RULES: list[tuple[str, str]] = [
         rf"^python -m trustsim (?!.*\b(agent|preview)=)(?:\S+ )*\+experiment=({ESCAPE_ROOM_PRESETS})(\s|$)",
         "the escape-room presets default to agent=llm on the embedded model (5-7 min)",
     ),
+    (
+        r"^python -m trustsim -m \+experiment=trustcard\s",
+        "the trust-card battery plays a language model (minutes)",
+    ),
     (r"tests/benchmarks/", "a benchmark (minutes; prints numbers)"),
     (r"^sqlite3\b", "reads the request store of an LLM run"),
     (r"^python -m trustsim\.store\b", "reads or prunes the request store of an LLM run"),
