@@ -138,6 +138,7 @@ class EscapeRoomModel(mesa.Model):
         self._verify_answers: dict[str, int] = {}
         self._texts: list[str] = []  # announcements so far (one text per resolved round)
         self._event_json = getattr(recorder, "event_json", None)  # events built as JSON text (RunRecorder)
+        self._json_texts: dict[tuple[Any, ...], str] = {}  # see _json_object
         self._head = f'"session":{json_text(session)},"game":{json_text(game)}'
         self._views_text = ""  # repr of the capsule table, for the round digest
 
@@ -273,10 +274,22 @@ class EscapeRoomModel(mesa.Model):
                 f'{json_text(d.completion_tokens)},"cached":{json_text(d.cached)}'
             )
         if d.confidence is not None:
-            body += f',"confidence":{json_object(d.confidence)}'
+            body += f',"confidence":{self._json_object(d.confidence)}'
         if d.trusted is not None:
-            body += f',"trusted":{json_object(d.trusted)}'
+            body += f',"trusted":{self._json_object(d.trusted)}'
         self._emit("decision", body)
+
+    def _json_object(self, mapping: dict[int, Any]) -> str:
+        """:func:`json_object`, remembered for the game (a seat's confidences and trusted capsules repeat from
+        round to round); the key holds the values' types, so 1 and 1.0 are told apart."""
+        key = (tuple(mapping.items()), tuple(map(type, mapping.values())))
+        try:
+            text = self._json_texts.get(key)
+        except TypeError:  # an unhashable value
+            return json_object(mapping)
+        if text is None:
+            text = self._json_texts[key] = json_object(mapping)
+        return text
 
     def step(self) -> None:
         """Resolve the round whose decisions were gathered (``_collect``)."""
