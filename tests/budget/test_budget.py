@@ -101,17 +101,24 @@ def test_run_stops_at_the_cap_and_a_higher_cap_completes_without_resending(run_j
         assert code == 0 and len(server.requests) == total  # a full replay costs nothing: under any cap
 
 
-def test_store_scope_caps_the_spend_of_every_job_in_the_store(run_job_dir, tmp_path) -> None:
+@pytest.mark.parametrize("layout", ["file", "shards"])
+def test_store_scope_caps_the_spend_of_every_job_in_the_store(run_job_dir, tmp_path, layout) -> None:
     store = tmp_path / "store.sqlite"
+    extra = [f"llm.store_dir={tmp_path / 'shards'}"] if layout == "shards" else []
     with FakeServer() as server:
-        code, _ = run_job_dir(overrides(server, store, "seed=1"), "first")
+        code, _ = run_job_dir(overrides(server, store, "seed=1", *extra), "first")
         assert code == 0
+        if layout == "shards":
+            (shard,) = (tmp_path / "shards").glob("*.sqlite")
+            store = shard
         _, spend, _ = stored(store)
         cap = f"llm.budget_usd={spend * 1.5}"  # above one job's spend, below two jobs'
-        code, run = run_job_dir(overrides(server, store, "seed=2", cap), "job_scope")  # counts its own spend
+        code, run = run_job_dir(overrides(server, store, "seed=2", cap, *extra), "job_scope")  # its own spend
         assert code == 0
         sent = len(server.requests)
-        code, run = run_job_dir(overrides(server, store, "seed=3", cap, "llm.budget_scope=store"), "store")
+        code, run = run_job_dir(
+            overrides(server, store, "seed=3", cap, "llm.budget_scope=store", *extra), "store"
+        )
         assert code == EXIT_BUDGET and len(server.requests) == sent  # the sweep's spend is over the cap
         assert "spend recorded in the request store" in manifest(run)["failure"]["reason"]
 
