@@ -154,7 +154,7 @@ def run(ctx: JobContext) -> None:
         schedule=options.schedule,
         memory=options.memory,
         partner_slot=options.partner_slot,
-        team=team,
+        **({"team": team} if team else {}),  # a default team's cell is unchanged
     )
     writers = {name: ctx.recorder.table(name, cols) for name, cols in TABLES.items()}
     bar = ctx.progress(cfg["runs"] * options.games, f"escape room {options.schedule}")

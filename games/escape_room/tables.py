@@ -255,7 +255,7 @@ class TableBuilder:
                     "is_partner": is_partner,
                     "agent": agent,
                     "model": model,
-                    "prompt": prompt,
+                    "prompt": self._prompts.get(seat, prompt),  # mixed teams: the seat's own style
                     "memory": memory,
                     "schedule": schedule,
                     "d_correct": d_correct,
