@@ -12,13 +12,15 @@ its wall time as a fraction of the original.
                                                                   # policy would get on a store's prompts
 
 The tokens and the reuse rate do not depend on the machine's load; the seconds do (the embedded model is
-very sensitive to other processes on the cores): compare the per-token speeds and the load printed.
+very sensitive to other processes on the cores): compare the per-token speeds and the load printed, or the
+CPU seconds of a run with ``model.local.n_threads=1`` (close to its wall time on an idle core).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -27,6 +29,8 @@ import time
 from pathlib import Path
 
 import pandas as pd
+
+CPU: dict[str, float] = {}  # CPU seconds (user + sys) of each run's process
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -61,11 +65,15 @@ def run(tmp: Path, name: str, extra: list[str]) -> tuple[float, Path]:
         f"hydra.run.dir={run_dir}",
         *extra,
     ]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=REPO, env={**os.environ, "CI": "true"}, capture_output=True, text=True)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"run failed ({proc.returncode}): {proc.stderr[-3000:]}")
+    CPU[name] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    (tmp / f"{name}.stdout").write_text(proc.stdout)
     return wall, run_dir
 
 
@@ -140,7 +148,9 @@ def main() -> None:
     print(f"cores: {os.cpu_count()}  overrides: {' '.join(extra) or '-'}")
     print(f"load average (1, 5, 15 min) before: {load_before}, after: {_load()}")
     print(
-        f"original run: wall {wall:.1f} s (job {m['timings']['wall_s']:.1f} s), games {m['counts']['games']}"
+        f"original run: wall {wall:.1f} s (job {m['timings']['wall_s']:.1f} s), CPU {CPU['original']:.1f} s "
+        f"(user + sys; with model.local.n_threads=1 about the wall time on an idle core), "
+        f"games {m['counts']['games']}"
     )
     print(
         f"LLM decisions {n}, calls sent {m['llm']['calls_sent']}, "
