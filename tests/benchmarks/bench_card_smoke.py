@@ -1,7 +1,7 @@
 """Wall time of the trust-card smoke battery on the embedded model (issue 14: <= 3 minutes), its replay and
 the card built from it. One command, prints the numbers (and the load average, since the machine is shared):
 
-    .venv/bin/python tests/benchmarks/bench_card_smoke.py [--model smollm2] [--size smoke] [--keep DIR]
+    .venv/bin/python tests/benchmarks/bench_card_smoke.py [--model smollm2] [--size smoke] [--keep DIR] [OVERRIDE...]
 """
 
 from __future__ import annotations
@@ -38,12 +38,15 @@ def main() -> int:
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--size", default="smoke")
     parser.add_argument("--keep", type=Path, help="keep the sweeps, store and card here")
+    parser.add_argument(
+        "overrides", nargs="*", help="extra overrides, e.g. model.local.n_threads=1 (busy machine)"
+    )
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="bench-card-"))
     root.mkdir(parents=True, exist_ok=True)
     store = root / "store.sqlite"
     common = ["-m", "trustsim", "-m", "+experiment=trustcard", f"model={args.model}", f"card.size={args.size}",
-              f"llm.store_path={store}", "progress=false"]  # fmt: skip
+              f"llm.store_path={store}", "progress=false", *args.overrides]  # fmt: skip
     print(f"load average before: {os.getloadavg()}")
     for label, sweep in (("battery (empty store)", root / "first"), ("re-run (replay)", root / "again")):
         wall, proc = _run([*common, f"hydra.sweep.dir={sweep}"])
