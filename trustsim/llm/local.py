@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib.util
+import json
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ PROVIDER = "trustsim"
 _MODELS: dict[tuple[Any, ...], Any] = {}
 _MODEL_LOCK = threading.Lock()
 _ENGINES: dict[tuple[Any, ...], Any] = {}
+_INFLIGHT: dict[str, Future[Any]] = {}  # running or queued calls by request (see acompletion)
 _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trustsim-llama")
 _TOTALS: dict[str, float] = {}
 TOTAL_KEYS = (
@@ -250,9 +252,17 @@ def _provider_class() -> type:
             return model_response
 
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
-            loop = asyncio.get_running_loop()
-            call = functools.partial(self.completion, model, messages, *args, **kwargs)
-            return await loop.run_in_executor(_EXECUTOR, call)
+            """Run on the worker thread. A call cannot be stopped once it runs, so a retry of the same
+            request (after the client's timeout, on a busy machine) waits for the running call instead of
+            queueing a second one behind it."""
+            optional_params = kwargs.get("optional_params") or (args[8] if len(args) > 8 else {})
+            key = json.dumps([model, messages, optional_params], sort_keys=True, default=str)
+            future = _INFLIGHT.get(key)
+            if future is None:
+                call = functools.partial(self.completion, model, messages, *args, **kwargs)
+                future = _INFLIGHT[key] = _EXECUTOR.submit(call)
+                future.add_done_callback(lambda f, k=key: _INFLIGHT.pop(k, None))
+            return await asyncio.shield(asyncio.wrap_future(future))
 
     return LocalProvider
 
