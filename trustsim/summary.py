@@ -93,6 +93,11 @@ def sparkline(
     return "".join(glyphs[0 if span <= 0 else max(0, min(top, round((v - lo) / span * top)))] for v in values)
 
 
+def _model(row: dict[str, str], column: str = "model") -> bool:
+    """Whether a row's decision came from a language model (not a scripted agent)."""
+    return row.get(column, "scripted") not in ("", "scripted")
+
+
 def _by(
     rows: Iterable[dict[str, str]], key: str, value: Callable[[dict[str, str]], float]
 ) -> dict[int, float]:
@@ -108,7 +113,7 @@ def _by(
 # -- game families ----------------------------------------------------------------------------------------
 def _escape_room(run_dir: Path) -> Family:
     games = _rows(run_dir, "games")
-    decisions = [r for r in _rows(run_dir, "decisions") if r.get("is_partner") not in _TRUE]
+    decisions = [r for r in _rows(run_dir, "decisions") if r.get("is_partner") not in _TRUE and _model(r)]
     sessions = len({r["session"] for r in games})
     n = len(games)
     outcomes: dict[str, int] = {}
@@ -171,8 +176,9 @@ def _reliance(run_dir: Path) -> Family:
     fam.series_name = "share optimal per stage"
     fam.series = list(by_stage.values())
     fam.series_labels = [str(k) for k in by_stage]
-    fam.answers = len(stages)
-    fam.invalid = sum(r.get("valid") not in _TRUE for r in stages)
+    asked = [r for r in stages if _model(r)]
+    fam.answers = len(asked)
+    fam.invalid = sum(r.get("valid") not in _TRUE for r in asked)
     fam.short = f"{n} scenarios, optimal {_share(optimal, len(stages))} of decisions"
     return fam
 
@@ -201,8 +207,9 @@ def _arena(run_dir: Path) -> Family:
     fam.series_name = "share cooperating per round"
     fam.series = list(per_round.values())
     fam.series_labels = [str(k) for k in per_round]
-    fam.answers = len(moves)
-    fam.invalid = sum(r.get("valid") not in _TRUE for r in moves)
+    asked = [r for r in moves if _model(r)]
+    fam.answers = len(asked)
+    fam.invalid = sum(r.get("valid") not in _TRUE for r in asked)
     fam.short = f"{n} matches, cooperation A {avg('coop_a'):.0%} B {avg('coop_b'):.0%}"
     return fam
 
@@ -224,12 +231,11 @@ def _trust_game(run_dir: Path) -> Family:
         fam.series_name = "mean sent per round"
         fam.series = list(per_round.values())
         fam.series_labels = [str(k) for k in per_round]
-    fam.answers = sum(r.get("sent_valid", "") != "" for r in rows) + sum(
-        r.get("returned_valid", "") != "" for r in rows
-    )
-    fam.invalid = sum(r.get("sent_valid") not in _TRUE and r.get("sent_valid", "") != "" for r in rows) + sum(
-        r.get("returned_valid") not in _TRUE and r.get("returned_valid", "") != "" for r in rows
-    )
+    answers = [r.get("sent_valid", "") for r in rows if _model(r, "trustor_model")]
+    answers += [r.get("returned_valid", "") for r in rows if _model(r, "trustee_model")]
+    answers = [a for a in answers if a != ""]
+    fam.answers = len(answers)
+    fam.invalid = sum(a not in _TRUE for a in answers)
     fam.short = f"{pairs} pairs, sent {share_sent:.0%}, returned {mean(ratios) if ratios else 0:.0%}"
     return fam
 
@@ -273,6 +279,14 @@ def weak_reason(manifest: dict[str, Any], answers: int, invalid: int) -> str | N
 
 def _who(manifest: dict[str, Any]) -> str:
     cell = manifest.get("cell") or {}
+    if cell.get("trustor") or cell.get("trustee"):  # the trust game's roles may differ
+        roles = []
+        for role in ("trustor", "trustee"):
+            model = cell.get(f"{role}_model")
+            roles.append(
+                f"{role} {cell.get(role)}" + (f" on {model}" if model and model != "scripted" else "")
+            )
+        return ", ".join(roles)
     agent = cell.get("agent") or (manifest.get("config") or {}).get("agent", {}).get("name", "?")
     model = cell.get("model")
     text = f"agent {agent}" + (f" on {model}" if model and model != "scripted" else "")

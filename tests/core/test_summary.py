@@ -101,8 +101,9 @@ def test_many_invalid_answers_label_a_result_weak(runs: dict[str, Path], tmp_pat
     shutil.copytree(runs["escape_room"], run)
     rows = _rows(run / "decisions.csv")
     for i, r in enumerate(rows):
-        if r["is_partner"] != "true" and i % 2 == 0:
-            r["valid"] = "false"
+        if r["is_partner"] != "true":
+            r["model"] = "some-llm"  # scripted agents' rows are not answers
+            r["valid"] = "false" if i % 2 == 0 else "true"
     with (run / "decisions.csv").open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()

@@ -15,6 +15,8 @@ manifest's ``llm.local`` block.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import functools
 import importlib.util
 import json
@@ -106,6 +108,21 @@ def load_model(cfg: LocalModelConfig) -> Any:
                 model.set_cache(LlamaRAMCache(capacity_bytes=cfg.state_cache_mb << 20))
             _MODELS[key] = model
         return model
+
+
+def _close_models() -> None:
+    """Free the models while llama_cpp is still importable (at interpreter exit its __del__ would run
+    after module teardown and print a TypeError)."""
+    with _MODEL_LOCK:
+        _ENGINES.clear()
+        models = list(_MODELS.values())
+        _MODELS.clear()
+    for model in models:
+        with contextlib.suppress(Exception):
+            model.close()
+
+
+atexit.register(_close_models)
 
 
 def _engine(cfg: LocalModelConfig, model: Any) -> Any:
