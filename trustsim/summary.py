@@ -306,7 +306,7 @@ def _llm_line(manifest: dict[str, Any]) -> str | None:
             f"{llm.get('completion_tokens', 0) / sent:.0f} completion tokens"
         )
     local = llm.get("local") or {}
-    if local.get("prompt_tokens"):
+    if local.get("prompt_tokens") and not local.get("grammar_calls"):
         text += (
             f"; KV prefix reuse {local.get('reused_tokens', 0) / local['prompt_tokens']:.0%} of prompt tokens"
         )

@@ -73,9 +73,9 @@ def announcement_text(report: RoundReport, announce_passes: bool = False) -> str
 def state_text(obs: Observation, memory: str, history: list[str] | None = None, compact: bool = False) -> str:
     """The seat's view now: memory context, identity, puzzle, coins, capsule table, this game's events
     (``history``: this game's announcements; default: the observation's). ``compact``: the same facts,
-    ordered from the most to the least stable (memory, identity and puzzle, this game's events, then the
-    round, coins and capsules), so consecutive prompts of a seat share a long prefix a local model
-    re-uses from its KV cache, in fewer words."""
+    ordered from the most to the least stable (memory; identity and puzzle; capsules and coins, which
+    change only when someone verifies; this game's events; the round and who is alive), so consecutive
+    prompts of a seat share a long prefix a local model re-uses from its KV cache, in fewer words."""
     if compact:
         return _compact_state(obs, memory, history)
     coins = " ".join(f"{s}={c}" for s, c in obs.coins.items())
@@ -104,18 +104,18 @@ def _compact_state(obs: Observation, memory: str, history: list[str] | None) -> 
     lines.append(
         f"You are {obs.seat}; your puzzle {obs.puzzle.slot}: {obs.puzzle.text} Your answer: {obs.puzzle.answer}."
     )
+    lines.append("Capsules (owner: label [endorsers]):")  # changes only when someone verifies
+    for k in sorted(obs.capsules):
+        caps = "; ".join(f"{c.label} [{','.join(c.endorsers)}]" for c in obs.capsules[k])
+        lines.append(f"Q{k} {obs.owners[k]}: {caps}")
+    lines.append("Coins: " + " ".join(f"{s}={c}" for s, c in obs.coins.items()) + ".")
     events = list(obs.history) if history is None else history
     if events:
         lines.append(f"Game {obs.game} so far:")
         lines += events
-    coins = " ".join(f"{s}={c}" for s, c in obs.coins.items())
     lines.append(
-        f"Now: game {obs.game}, round {obs.round} of {obs.max_rounds}. Alive: {','.join(obs.alive)}. Coins: {coins}."
+        f"Now: game {obs.game}, round {obs.round} of {obs.max_rounds}. Alive: {','.join(obs.alive)}."
     )
-    lines.append("Capsules (owner: label [endorsers]):")
-    for k in sorted(obs.capsules):
-        caps = "; ".join(f"{c.label} [{','.join(c.endorsers)}]" for c in obs.capsules[k])
-        lines.append(f"Q{k} {obs.owners[k]}: {caps}")
     lines.append("Your move, as JSON:")
     return "\n".join(lines)
 

@@ -84,12 +84,24 @@ def report_local(llm: dict, n: int) -> None:
     if not loc:
         print("no llm.local block (not the embedded model?)")
         return
-    print(
-        f"per call ({loc['calls']} calls, {n} decisions): prompt {loc['prompt_tokens'] / calls:.0f} tokens, "
-        f"reused from the KV cache {loc['reused_tokens'] / calls:.0f} (reuse rate {loc['reuse_rate']:.1%}), "
-        f"evaluated {loc['evaluated_tokens'] / calls:.0f}; completion {loc['completion_tokens'] / calls:.1f} "
-        f"= sampled {loc['sampled_tokens'] / calls:.1f} + forced {loc['forced_tokens'] / calls:.1f}"
-    )
+    if loc.get("grammar_calls"):
+        print(
+            f"per call ({loc['calls']} calls, {n} decisions): prompt {loc['prompt_tokens'] / calls:.0f} tokens; "
+            f"completion {loc['completion_tokens'] / calls:.1f}, all sampled"
+        )
+    else:
+        print(
+            f"per call ({loc['calls']} calls, {n} decisions): prompt {loc['prompt_tokens'] / calls:.0f} tokens, "
+            f"reused from the KV cache {loc['reused_tokens'] / calls:.0f} (reuse rate {loc['reuse_rate']:.1%}), "
+            f"evaluated {loc['evaluated_tokens'] / calls:.0f}; completion {loc['completion_tokens'] / calls:.1f} "
+            f"= sampled {loc['sampled_tokens'] / calls:.1f} + forced {loc['forced_tokens'] / calls:.1f}"
+        )
+    if loc.get("grammar_calls"):
+        print(
+            f"{loc['grammar_calls']} calls decoded by llama.cpp's grammar: reuse and speeds not measured "
+            f"(model total {loc['wall_s']:.1f} s; --reuse-of STORE estimates the reuse)"
+        )
+        return
     steps = loc["sampled_tokens"]
     print(
         f"speeds: prompt evaluation {loc['evaluated_tokens'] / max(loc['prefill_s'], 1e-9):.0f} tokens/s, "

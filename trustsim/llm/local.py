@@ -40,6 +40,7 @@ _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trustsim-llama
 _TOTALS: dict[str, float] = {}
 TOTAL_KEYS = (
     "calls",
+    "grammar_calls",  # calls decoded by llama.cpp's grammar (their reuse is not measured)
     "prompt_tokens",
     "reused_tokens",
     "evaluated_tokens",
@@ -188,9 +189,9 @@ def generate(cfg: LocalModelConfig, messages: list[dict[str, Any]], params: dict
     with _MODEL_LOCK:
         out = model.create_chat_completion(messages=messages, **kwargs)
         usage = out.get("usage") or {}
-        stats = {
+        stats = {  # llama-cpp-python does not say how much of the prompt it reused
+            "grammar_calls": 1,
             "prompt_tokens": int(usage.get("prompt_tokens", 0)),
-            "evaluated_tokens": int(usage.get("prompt_tokens", 0)),
             "sampled_tokens": int(usage.get("completion_tokens", 0)),
             "completion_tokens": int(usage.get("completion_tokens", 0)),
         }
