@@ -7,6 +7,7 @@ runs only that code), and sends N distinct chat requests at a fixed concurrency:
 - ``bare``: ``litellm.acompletion`` called directly (plain ``import litellm``, no trustsim code);
 - ``httpx``: raw ``httpx.AsyncClient`` posting the same chat-completions JSON (max_connections = concurrency);
 - ``aiohttp``: raw ``aiohttp.ClientSession`` (the transport litellm itself uses), connector limit = concurrency;
+- ``transport``: trustsim's litellm transport alone (``trustsim.llm.transport.call_litellm``);
 - ``client``: ``LLMClient.complete`` (request store, a fresh SQLite file per run so nothing is a cache hit,
   retries, redaction) plus parsing the answer;
 - ``agent``: the whole decision: escape-room LLM agents build their prompts, call the client, parse, remember.
@@ -38,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "openai/fake-model"
 KEY = "not-a-real-key-123"
-VARIANTS = ("bare", "httpx", "aiohttp", "client", "agent")
+VARIANTS = ("bare", "httpx", "aiohttp", "transport", "client", "agent")
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
@@ -132,6 +133,20 @@ async def run_aiohttp(api_base: str, n: int, conc: int, tag: str, work: Path) ->
         return clock.stop()
 
 
+async def run_transport(api_base: str, n: int, conc: int, tag: str, work: Path) -> tuple[float, float]:
+    from trustsim.llm.transport import call_litellm
+
+    async def one(i: int) -> None:
+        r = await call_litellm(
+            MODEL, messages(tag, i), {}, api_base=api_base, api_key=KEY, timeout_s=30, drop_params=True
+        )
+        assert r.text
+
+    clock = Clock()
+    await gather_limited(n, conc, one)
+    return clock.stop()
+
+
 def _model(api_base: str, tag: str) -> dict[str, str]:
     os.environ["BENCH_FAKE_KEY"] = KEY
     return {
@@ -214,6 +229,7 @@ RUNNERS = {
     "bare": run_bare,
     "httpx": run_httpx,
     "aiohttp": run_aiohttp,
+    "transport": run_transport,
     "client": run_client,
     "agent": run_agent,
 }
@@ -223,7 +239,7 @@ def worker(variant: str, api_base: str) -> None:
     """Serve ``conc n tag`` lines on stdin with ``seconds cpu_seconds`` lines, on one event loop."""
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    if variant in ("client", "agent"):
+    if variant in ("transport", "client", "agent"):
         import agents.escape_room.llm_agent  # noqa: F401 (imported before timing, like a job's start)
         import trustsim.llm.transport as transport
 
@@ -284,7 +300,7 @@ def main() -> None:
     parser.add_argument("--levels", default="8,32,64", help="concurrency levels")
     parser.add_argument("--reps", type=int, default=5, help="interleaved repetitions (median shown)")
     parser.add_argument(
-        "--requests", type=int, default=4, help="requests per run = this x concurrency (>= 32)"
+        "--requests", type=int, default=8, help="requests per run = this x concurrency (>= 32)"
     )
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -321,7 +337,10 @@ def main() -> None:
         proc.wait(5)
     load_after = os.getloadavg()
     med = {k: statistics.median(v) for k, v in rates.items()}
-    cpu = {k: statistics.median(v) for k, v in cpus.items()}
+    pooled = {
+        k: statistics.harmonic_mean(v) for k, v in rates.items()
+    }  # runs have equal N: total N / total s
+    cpu = {k: statistics.fmean(v) for k, v in cpus.items()}
     print(
         f"fake server latency {args.latency * 1000:.0f} ms, {os.cpu_count()} cores, median of {args.reps} "
         f"interleaved runs, load avg {load_before[0]:.2f} before, {load_after[0]:.2f} after"
@@ -339,7 +358,21 @@ def main() -> None:
         print(f"{'conc':>5} " + " ".join(f"{v + ' xseq':>11}" for v in variants))
         for conc in levels:
             print(f"{conc:>5} " + " ".join(f"{med[conc, v] / med[1, v]:>11.1f}" for v in variants))
-    print("process CPU ms per request (median; lower is better, little affected by load):")
+    print(
+        "pooled over all runs (total requests / total time; includes costs that recur every few hundred calls,"
+        " such as a full garbage collection, which a median of short runs can skip):"
+    )
+    print(
+        f"{'conc':>5} "
+        + " ".join(f"{v + ' /s':>11}" for v in variants)
+        + " "
+        + " ".join(f"{v + '/bare':>13}" for v in others)
+    )
+    for conc in levels:
+        row = f"{conc:>5} " + " ".join(f"{pooled[conc, v]:>11.1f}" for v in variants)
+        row += " " + " ".join(f"{pooled[conc, v] / pooled[conc, 'bare']:>13.2f}" for v in others)
+        print(row)
+    print("process CPU ms per request (mean of all runs; lower is better, less affected by load):")
     print(f"{'conc':>5} " + " ".join(f"{v:>11}" for v in variants))
     for conc in levels:
         print(f"{conc:>5} " + " ".join(f"{cpu[conc, v]:>11.2f}" for v in variants))

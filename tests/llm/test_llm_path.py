@@ -122,12 +122,14 @@ def test_throughput_bench_runs_and_prints_every_variant() -> None:
         check=True,
     ).stdout
     lines = out.splitlines()
+    variants = ["bare", "httpx", "aiohttp", "transport", "client", "agent"]
     assert "median of 1" in lines[0] and "load avg" in lines[0]
-    assert lines[1].split()[:6] == ["conc", "bare", "/s", "httpx", "/s", "aiohttp"]
+    assert lines[1].split()[:7] == ["conc", "bare", "/s", "httpx", "/s", "aiohttp", "/s"]
     row = lines[2].split()
-    assert row[0] == "2" and len(row) == 1 + 5 + 4  # rates of 5 variants, 4 ratios to bare
-    rates = [float(x) for x in row[1:6]]
-    assert all(r > 0 for r in rates)
-    assert float(row[8]) == pytest.approx(rates[3] / rates[0], abs=0.01)  # client/bare
+    assert row[0] == "2" and len(row) == 1 + 6 + 5  # rates of 6 variants, 5 ratios to bare
+    rates = dict(zip(variants, map(float, row[1:7]), strict=True))
+    assert all(r > 0 for r in rates.values())
+    assert float(row[7 + 3]) == pytest.approx(rates["client"] / rates["bare"], abs=0.01)  # client/bare
+    assert any(line.startswith("pooled over all runs") for line in lines)
     cpu = lines[-1].split()
-    assert cpu[0] == "2" and all(float(x) > 0 for x in cpu[1:6])
+    assert cpu[0] == "2" and len(cpu) == 7 and all(float(x) > 0 for x in cpu[1:])
