@@ -47,11 +47,11 @@ def check_card(card: Any) -> dict[str, Any]:
             f"unknown size {size!r}; expected one of {', '.join(SIZES)}"
             + (f" (did you mean {hint}?)" if hint else ""),
         )
-    unknown = set(card) - {"size", "part", "family", "sizes"}
+    unknown = set(card) - {"size", "part", "family", "sizes", "job_name"}
     if unknown:
         from trustsim.schema import unknown_key
 
-        raise unknown_key("card.", sorted(unknown)[0], ["size", "part", "family", "sizes"])
+        raise unknown_key("card.", sorted(unknown)[0], ["size", "part", "family", "sizes", "job_name"])
     out = {"size": size}
     if "part" in card:
         out["part"] = str(card["part"])
