@@ -33,7 +33,9 @@ class RootOptions:
     seed: int = opt(0, min=0)
     runs: int = opt(1, min=1)
     progress: Literal["auto", True, False] = "auto"
-    preview: bool = False  # play with a stand-in model, send nothing, print requests/tokens/cost (trustsim.preview)
+    preview: bool = (
+        False  # play with a stand-in model, send nothing, print requests/tokens/cost (trustsim.preview)
+    )
 
 
 @dataclass

@@ -30,7 +30,9 @@ class LocalModelConfig:
     n_threads: int | None = None  # None = all cores
     n_batch: int = 512
     state_cache_mb: int = 768  # RAM for saved KV states (prefix reuse per agent); 0 disables
-    decoder: str = "guided"  # guided (schema-guided, KV state reuse; trustsim.llm.local_decode) | grammar (llama.cpp)
+    decoder: str = (
+        "guided"  # guided (schema-guided, KV state reuse; trustsim.llm.local_decode) | grammar (llama.cpp)
+    )
 
 
 @dataclass
@@ -53,7 +55,9 @@ class ModelConfig:
     structured_output: str = "none"  # schema | json_object | none (how JSON answers are asked; decision kit)
     strict_schema: bool = True  # response_format json_schema "strict" (structured_output=schema only)
     reasoning_max_chars: int = 400  # cap of the "reasoning" field in the answer schema
-    prompt_compact: bool = False  # compact prompt rendering (same information, fewer tokens; small local models)
+    prompt_compact: bool = (
+        False  # compact prompt rendering (same information, fewer tokens; small local models)
+    )
     weak: bool = False  # a weak model (e.g. the embedded 135M): its results are labelled as such in summaries
     # USD per million tokens {input_per_mtok, output_per_mtok}: for local/OpenAI-compatible servers and models
     # newer than litellm's price map (trustsim.llm.pricing; preview and budget read it). None: litellm's map.
