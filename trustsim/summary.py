@@ -350,7 +350,7 @@ def summarize(run_dir: str | Path) -> str:
     wall = (manifest.get("timings") or {}).get("wall_s")
     out = [
         f"== {manifest.get('run_id', run_dir.name)}: {manifest.get('status', '?')}"
-        + (f" in {wall:.1f} s" if isinstance(wall, (int, float)) else "")
+        + (f" in {wall:.{1 if wall >= 1 else 3}f} s" if isinstance(wall, (int, float)) else "")
         + " ==",
         f"{fam.headline}; {_who(manifest)}",
     ]
