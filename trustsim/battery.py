@@ -14,12 +14,12 @@ running anything.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from trustsim.contract import game_spec
 from trustsim.errors import ConfigError
 
 SIZES = ("full", "small", "smoke")
@@ -28,9 +28,6 @@ PARTS = (
     "reliance", "reliance_pairs", "reliance_support",
     "arena", "tg_trustor", "tg_trustee",
 )  # fmt: skip
-FAMILIES = {"escape_room", "reliance", "arena", "trust_game"}
-ESCAPE_ROOM_SEATS_UNDER_TEST = 3  # seats A, B, C; D is the scripted partner
-DEFAULT_SEATS = 4
 
 
 def check_card(card: Any) -> dict[str, Any]:
@@ -80,84 +77,20 @@ class PartPlan:
         return None if self.estimate is None else self.estimate.cost_estimate
 
 
-def _escape_room(cfg: dict[str, Any]) -> tuple[str, int, bool]:
-    game = cfg["game"]
-    games = game.get("games") or len(str(cfg["schedule"]["pattern"]))
-    rounds = game.get("max_rounds") or DEFAULT_SEATS
-    runs = int(cfg["runs"])
-    return (
-        f"runs={runs} x {games} games (<= {rounds} rounds)",
-        runs * games * rounds * ESCAPE_ROOM_SEATS_UNDER_TEST,
-        True,
-    )
+def _preview(cfg: dict[str, Any]) -> Any:
+    """The expected requests, tokens and cost of one part (:func:`trustsim.preview.estimate`)."""
+    from trustsim.preview import estimate
 
-
-def _reliance(cfg: dict[str, Any]) -> tuple[str, int, bool]:
-    # Fallback until trustsim.preview counts decisions: the game's own item selection (imported lazily
-    # through the registry's package name, so the core names no game).
-    from trustsim.contract import game_spec
-
-    pkg = sys.modules[game_spec("reliance").run.__module__].__package__
-    items_mod = importlib.import_module(f"{pkg}.items")
-    library = importlib.import_module(f"{pkg}.library").default_library()
-    options = importlib.import_module(f"{pkg}.options").options_from_config(cfg)
-    items = items_mod.select_items(library, options)
-    runs = int(cfg["runs"])
-    per_run = sum(1 if item.pair is not None else len(item.scenario.stages) for item in items)
-    return f"runs={runs} x {len(items)} {options.set} items", runs * per_run, False
-
-
-def _arena(cfg: dict[str, Any]) -> tuple[str, int, bool]:
-    from trustsim.contract import agents_for
-
-    game = cfg["game"]
-    rounds = int(game["rounds"])
-    runs = int(cfg["runs"])
-    if game.get("mode") == "tournament":
-        players = game.get("players") or [n for n, a in agents_for("arena").items() if not a.uses_llm]
-        matches = len(players) + (1 if game.get("self_play") else 0)
-        per_match = rounds * (2 if game.get("self_play") else 1)
-        decisions = runs * (len(players) * rounds + (per_match if game.get("self_play") else 0))
-    else:
-        matches, decisions = 1, runs * rounds
-    cap = " (cap)" if game.get("horizon") == "unknown" else ""
-    return (
-        f"runs={runs} x {matches} matches x {rounds} rounds{cap}",
-        decisions,
-        game.get("horizon") == "unknown",
-    )
-
-
-def _trust_game(cfg: dict[str, Any]) -> tuple[str, int, bool]:
-    game = cfg["game"]
-    roles = sum(1 for r in ("trustor", "trustee") if game.get(r) in (None, cfg["agent"]["name"]))
-    rounds = int(game["rounds"]) if game.get("horizon", "known") == "known" else int(game["max_rounds"])
-    runs = int(cfg["runs"])
-    return (
-        f"runs={runs} x {game['pairs']} pairs x {rounds} rounds",
-        runs * int(game["pairs"]) * rounds * roles,
-        game.get("horizon", "known") != "known",
-    )
-
-
-COUNTERS = {"escape_room": _escape_room, "reliance": _reliance, "arena": _arena, "trust_game": _trust_game}
-
-
-def _preview(cfg: dict[str, Any]) -> Any | None:
-    """The expected requests, tokens and cost of one part: ``trustsim.preview.estimate(cfg)`` (issue 15); None
-    when that module is absent (the plan then shows decisions only)."""
-    try:
-        preview = importlib.import_module("trustsim.preview")
-    except ModuleNotFoundError:
-        return None
-    estimate = getattr(preview, "estimate", None)
-    return estimate(cfg) if estimate is not None else None
+    return estimate(cfg)
 
 
 def part_plan(cfg: dict[str, Any], *, estimate: bool = True) -> PartPlan:
     """The plan of one composed part config (``estimate``: ask trustsim.preview for requests and cost)."""
     game = cfg["game"]["type"]
-    units, decisions, bound = COUNTERS[game](cfg)
+    spec = game_spec(game)
+    if spec.count_decisions is None:
+        raise ConfigError("card.part", f"game {game!r} cannot plan its decisions (GameSpec.count_decisions)")
+    units, decisions, bound = spec.count_decisions(cfg)
     part = (cfg.get("card") or {}).get("part", cfg.get("name", "?"))
     return PartPlan(
         str(part), game, cfg["agent"]["name"], units, decisions, bound, _preview(cfg) if estimate else None

@@ -61,6 +61,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trustsim.errors import ConfigError
@@ -91,6 +92,23 @@ class AgentSpec:
 
 
 @dataclass(frozen=True)
+class GameLength:
+    """How a game's number of requests varies with the model's choices (preview reports a range).
+
+    Attributes:
+        note: Why the length varies, and what the upper and lower figures assume.
+        skipped_by_shortest_play: ``f(request) -> bool``: whether the shortest play would not make this
+            request (a ``trustsim.preview.client.Request``: ``purpose``, ``name``, ``round``).
+        upper_play: Optional ``f(cfg) -> trustsim.preview.standin.Play``: how preview's stand-in plays so
+            that its figures are the upper ones; default: the stand-in's own choices.
+    """
+
+    note: str
+    skipped_by_shortest_play: Callable[[Any], bool]
+    upper_play: Callable[[dict[str, Any]], Any] | None = None
+
+
+@dataclass(frozen=True)
 class GameSpec:
     """Everything the engine knows about a game.
 
@@ -116,6 +134,15 @@ class GameSpec:
             (e.g. an LLM opponent); default: ``agent.uses_llm``.
         example: Overrides of a small, fast, offline job of this game (the contract tests run it).
         description: One line for listings.
+        summary: Optional ``summary(run_dir) -> trustsim.summary.Family``: what the end-of-run summary says
+            about a finished run of this game (read from its tables); default: the manifest's counts.
+        analysis: The ``python -m analysis <subcommand>`` that analyses this game's runs (the summary's
+            "next" line); empty: none.
+        count_decisions: Optional ``count_decisions(cfg) -> (units, decisions, upper_bound)``: a job's plan
+            before it runs (the trust-card battery prints it): a text such as ``"runs=5 x 11 games"``, the
+            decisions of the agent under test, and whether that number is an upper bound.
+        length: Optional :class:`GameLength`, when how many requests a job makes depends on the model's
+            choices (preview reports a range); default: a fixed number of requests.
     """
 
     name: str
@@ -131,6 +158,10 @@ class GameSpec:
     uses_llm: Callable[[dict[str, Any], AgentSpec], bool] | None = None
     example: tuple[str, ...] = ()
     description: str = ""
+    summary: Callable[[Path], Any] | None = None
+    analysis: str = ""
+    count_decisions: Callable[[dict[str, Any]], tuple[str, int, bool]] | None = None
+    length: GameLength | None = None
 
     def table_columns(self, name: str) -> tuple[str, ...]:
         """Column names of one of the game's tables."""

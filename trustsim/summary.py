@@ -24,13 +24,7 @@ SPARK = "▁▂▃▄▅▆▇█"
 SPARK_ASCII = "_.-=+*#@"
 WEAK_INVALID_SHARE = 0.2  # above this share of invalid answers a result is labelled weak
 MAX_TABLE_COLUMNS = 20  # longer series show only the sparkline and the range
-ANALYSIS_COMMAND = {
-    "escape_room": "trust",
-    "reliance": "reliance",
-    "arena": "arena",
-    "trust_game": "trust_game",
-}
-_TRUE = {"true", "True", "1"}
+TRUE = {"true", "True", "1"}
 
 
 @dataclass
@@ -48,7 +42,7 @@ class Family:
     short: str = ""  # the one-line form
 
 
-def _rows(run_dir: Path, name: str) -> list[dict[str, str]]:
+def read_rows(run_dir: Path, name: str) -> list[dict[str, str]]:
     path = run_dir / f"{name}.csv"
     if not path.is_file():
         return []
@@ -56,14 +50,14 @@ def _rows(run_dir: Path, name: str) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def _num(value: str | None) -> float | None:
+def number(value: str | None) -> float | None:
     try:
         return float(value) if value not in (None, "") else None
     except ValueError:
         return None
 
 
-def _share(part: int, whole: int) -> str:
+def share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
@@ -93,159 +87,28 @@ def sparkline(
     return "".join(glyphs[0 if span <= 0 else max(0, min(top, round((v - lo) / span * top)))] for v in values)
 
 
-def _model(row: dict[str, str], column: str = "model") -> bool:
+def from_model(row: dict[str, str], column: str = "model") -> bool:
     """Whether a row's decision came from a language model (not a scripted agent)."""
     return row.get(column, "scripted") not in ("", "scripted")
 
 
-def _by(
+def mean_by(
     rows: Iterable[dict[str, str]], key: str, value: Callable[[dict[str, str]], float]
 ) -> dict[int, float]:
     """Mean of ``value`` per integer ``key`` (e.g. per game number across sessions)."""
     groups: dict[int, list[float]] = {}
     for r in rows:
-        k = _num(r.get(key))
+        k = number(r.get(key))
         if k is not None:
             groups.setdefault(int(k), []).append(value(r))
     return {k: mean(v) for k, v in sorted(groups.items())}
 
 
-# -- game families ----------------------------------------------------------------------------------------
-def _escape_room(run_dir: Path) -> Family:
-    games = _rows(run_dir, "games")
-    decisions = [r for r in _rows(run_dir, "decisions") if r.get("is_partner") not in _TRUE and _model(r)]
-    sessions = len({r["session"] for r in games})
-    n = len(games)
-    outcomes: dict[str, int] = {}
-    for g in games:
-        outcomes[g.get("outcome", "")] = outcomes.get(g.get("outcome", ""), 0) + 1
-    escaped = outcomes.pop("escaped", 0)
-    all_dead = outcomes.pop("all_dead", 0)
-    timed_out = outcomes.pop("max_rounds", 0)
-    wrong_pw = sum(int(_num(g.get("deaths_wrong_password")) or 0) for g in games)
-    no_vol = sum(int(_num(g.get("deaths_no_volunteer")) or 0) for g in games)
-    fam = Family(f"escape room, {n} games" + (f" in {sessions} sessions" if sessions > 1 else ""))
-    parts = [f"escaped {escaped}", f"all died {all_dead}"]
-    if timed_out:
-        parts.append(f"out of rounds {timed_out}")
-    parts += [f"{k} {v}" for k, v in sorted(outcomes.items())]
-    fam.lines.append(
-        f"outcomes: {', '.join(parts)}  (deaths: {wrong_pw} wrong password, {no_vol} no volunteer)"
-    )
-    per_game = _by(games, "game", lambda r: _num(r.get("verifications")) or 0.0)
-    escaped_by = _by(games, "game", lambda r: 1.0 if r.get("escaped") in _TRUE else 0.0)
-    d_wrong = sorted(
-        {int(g["game"]) for g in games if g.get("d_correct") not in _TRUE and g.get("d_correct")}
-    )
-    fam.series_name = "verifications per game" + (" (mean of sessions)" if sessions > 1 else "")
-    fam.series = list(per_game.values())
-    fam.series_labels = [str(k) for k in per_game]
-    if sessions > 1:
-        fam.extra_rows.append(("escaped", [_share(round(v * 100), 100) for v in escaped_by.values()]))
-    else:
-        fam.extra_rows.append(("escaped", ["yes" if v else "no" for v in escaped_by.values()]))
-    if d_wrong:
-        fam.extra_rows.append(("partner", ["wrong" if k in d_wrong else "ok" for k in per_game]))
-    total_verif = sum(_num(g.get("verifications")) or 0 for g in games)
-    partner = sum(_num(g.get("partner_verifications")) or 0 for g in games)
-    fam.lines.append(
-        f"verifications: {total_verif:.0f} in all, {total_verif / max(n, 1):.2f} per game, "
-        f"{partner:.0f} of them on the partner's puzzle"
-    )
-    fam.answers = len(decisions)
-    fam.invalid = sum(r.get("valid") not in _TRUE for r in decisions)
-    fam.short = f"{n} games, escaped {escaped}, all died {all_dead}"
-    return fam
+def _spec(manifest: dict[str, Any]) -> Any:
+    """The registered game of a run (None: a game this installation does not have)."""
+    from trustsim.contract import games
 
-
-def _reliance(run_dir: Path) -> Family:
-    scenarios = _rows(run_dir, "scenarios")
-    stages = _rows(run_dir, "stages")
-    n = len(scenarios)
-    optimal = sum(r.get("optimal") in _TRUE for r in stages)
-    all_opt = sum(r.get("all_optimal") in _TRUE for r in scenarios)
-    errors = sum(r.get("error") in _TRUE for r in scenarios)
-    regrets = [_num(r.get("regret")) or 0.0 for r in stages]
-    fam = Family(f"reliance, {n} scenarios, {len(stages)} decisions")
-    fam.lines.append(
-        f"optimal decisions {optimal} of {len(stages)} ({_share(optimal, len(stages))}); scenarios played "
-        f"optimally throughout {all_opt} ({_share(all_opt, n)}); mean regret {mean(regrets) if regrets else 0:.3f}; "
-        f"errors {errors}"
-    )
-    by_stage = _by(stages, "stage", lambda r: 1.0 if r.get("optimal") in _TRUE else 0.0)
-    fam.series_name = "share optimal per stage"
-    fam.series = list(by_stage.values())
-    fam.series_labels = [str(k) for k in by_stage]
-    asked = [r for r in stages if _model(r)]
-    fam.answers = len(asked)
-    fam.invalid = sum(r.get("valid") not in _TRUE for r in asked)
-    fam.short = f"{n} scenarios, optimal {_share(optimal, len(stages))} of decisions"
-    return fam
-
-
-def _arena(run_dir: Path) -> Family:
-    matches = _rows(run_dir, "matches")
-    moves = _rows(run_dir, "moves")
-    n = len(matches)
-    rounds = sum(int(_num(m.get("rounds")) or 0) for m in matches)
-
-    def avg(col: str) -> float:
-        vals = [_num(m.get(col)) for m in matches]
-        return mean([v for v in vals if v is not None] or [0.0])
-
-    fam = Family(f"arena (iterated prisoner's dilemma), {n} matches, {rounds} rounds")
-    pairs = sorted({f"{m.get('player_a')} vs {m.get('player_b')}" for m in matches})
-    fam.lines.append(
-        "pairings: " + "; ".join(pairs[:3]) + (f"; … ({len(pairs)} in all)" if len(pairs) > 3 else "")
-    )
-    fam.lines.append(
-        f"cooperation: A {avg('coop_a'):.0%}, B {avg('coop_b'):.0%}, mutual {avg('mutual_coop'):.0%}, "
-        f"mutual defection {avg('mutual_defect'):.0%}; mean payoff per round A {avg('mean_payoff_a'):.2f}, "
-        f"B {avg('mean_payoff_b'):.2f}"
-    )
-    per_round = _by(moves, "round", lambda r: 1.0 if r.get("move") == "C" else 0.0)
-    fam.series_name = "share cooperating per round"
-    fam.series = list(per_round.values())
-    fam.series_labels = [str(k) for k in per_round]
-    asked = [r for r in moves if _model(r)]
-    fam.answers = len(asked)
-    fam.invalid = sum(r.get("valid") not in _TRUE for r in asked)
-    fam.short = f"{n} matches, cooperation A {avg('coop_a'):.0%} B {avg('coop_b'):.0%}"
-    return fam
-
-
-def _trust_game(run_dir: Path) -> Family:
-    rows = _rows(run_dir, "exchanges")
-    pairs = len({(r.get("session"), r.get("pair")) for r in rows})
-    sent = [_num(r.get("sent")) or 0.0 for r in rows]
-    endow = [_num(r.get("endowment")) or 0.0 for r in rows]
-    ratios = [v for v in (_num(r.get("return_ratio")) for r in rows) if v is not None]
-    fam = Family(f"trust game, {pairs} pairs, {len(rows)} exchanges")
-    share_sent = sum(sent) / sum(endow) if sum(endow) else 0.0
-    fam.lines.append(
-        f"sent {mean(sent) if sent else 0:.2f} of {mean(endow) if endow else 0:.0f} on average ({share_sent:.0%}); "
-        f"returned {mean(ratios) if ratios else 0:.0%} of what the trustee received"
-    )
-    per_round = _by(rows, "round", lambda r: _num(r.get("sent")) or 0.0)
-    if len(per_round) > 1:
-        fam.series_name = "mean sent per round"
-        fam.series = list(per_round.values())
-        fam.series_labels = [str(k) for k in per_round]
-    answers = [r.get("sent_valid", "") for r in rows if _model(r, "trustor_model")]
-    answers += [r.get("returned_valid", "") for r in rows if _model(r, "trustee_model")]
-    answers = [a for a in answers if a != ""]
-    fam.answers = len(answers)
-    fam.invalid = sum(a not in _TRUE for a in answers)
-    fam.short = f"{pairs} pairs, sent {share_sent:.0%}, returned {mean(ratios) if ratios else 0:.0%}"
-    return fam
-
-
-FAMILIES: dict[str, Callable[[Path], Family]] = {
-    "escape_room": _escape_room,
-    "reliance": _reliance,
-    "arena": _arena,
-    "trust_game": _trust_game,
-}
+    return games().get(str(manifest.get("game")))
 
 
 def _generic(run_dir: Path, manifest: dict[str, Any]) -> Family:
@@ -318,8 +181,8 @@ def _llm_line(manifest: dict[str, Any]) -> str | None:
 
 # -- rendering --------------------------------------------------------------------------------------------
 def _family(run_dir: Path, manifest: dict[str, Any]) -> Family:
-    reader = FAMILIES.get(str(manifest.get("game")))
-    return reader(run_dir) if reader else _generic(run_dir, manifest)
+    spec = _spec(manifest)
+    return spec.summary(run_dir) if spec is not None and spec.summary else _generic(run_dir, manifest)
 
 
 def _table(fam: Family) -> list[str]:
@@ -361,7 +224,7 @@ def summarize(run_dir: str | Path) -> str:
         )
     out += fam.lines
     if fam.answers:
-        out.append(f"invalid answers: {fam.invalid} of {fam.answers} ({_share(fam.invalid, fam.answers)})")
+        out.append(f"invalid answers: {fam.invalid} of {fam.answers} ({share(fam.invalid, fam.answers)})")
     if fam.series:
         lo, hi = min(fam.series), max(fam.series)
         out.append(
@@ -372,7 +235,8 @@ def summarize(run_dir: str | Path) -> str:
     if llm:
         out.append(llm)
     out.append(f"run directory: {run_dir}")
-    sub = ANALYSIS_COMMAND.get(str(manifest.get("game")))
+    spec = _spec(manifest)
+    sub = spec.analysis if spec is not None else ""
     if sub:
         out.append(f"next: python -m analysis {sub} {run_dir} --out report/")
     return "\n".join(out)

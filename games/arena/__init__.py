@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from games.arena.options import ArenaGame, uses_llm
+from games.arena.plan import count_decisions
+from games.arena.summary import summarize
 from games.arena.tables import MATCH_COLUMNS, MOVE_COLUMNS, PREDICTION_COLUMNS
 from games.arena.types import Decision, View
 from trustsim.contract import GameSpec, register_game
@@ -44,6 +46,9 @@ SPEC = register_game(
         decision=Decision,
         tables={"moves": MOVE_COLUMNS, "matches": MATCH_COLUMNS, "predictions": PREDICTION_COLUMNS},
         run=_run,
+        summary=summarize,
+        analysis="arena",
+        count_decisions=count_decisions,
         check=_check,
         uses_llm=uses_llm,
         example=("+experiment=ipd", "agent=ipd_noisy_tit_for_tat", "game.rounds=5", "runs=2"),

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from games.escape_room.options import EscapeRoomGame, MemoryOptions, ScheduleOptions, check, uses_llm
+from games.escape_room.plan import LENGTH, count_decisions
+from games.escape_room.summary import summarize
 from games.escape_room.tables import AGENT_GAME_COLUMNS, DECISION_COLUMNS, GAME_COLUMNS, PREDICTION_COLUMNS
 from games.escape_room.types import Decision, Observation
 from trustsim.contract import GameSpec, register_game
@@ -44,6 +46,10 @@ SPEC = register_game(
             "predictions": PREDICTION_COLUMNS,
         },
         run=_run,
+        summary=summarize,
+        analysis="trust",
+        count_decisions=count_decisions,
+        length=LENGTH,
         check=check,
         uses_llm=uses_llm,
         groups={"memory": MemoryOptions, "schedule": ScheduleOptions},

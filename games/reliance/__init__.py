@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from games.reliance.options import RelianceGame
+from games.reliance.plan import count_decisions
 from games.reliance.policy import Choice, DecisionView
+from games.reliance.summary import summarize
 from games.reliance.tables import PREDICTION_COLUMNS, SCENARIO_COLUMNS, STAGE_COLUMNS
 from trustsim.contract import GameSpec, register_game
 
@@ -34,6 +36,9 @@ SPEC = register_game(
         decision=Choice,
         tables={"stages": STAGE_COLUMNS, "scenarios": SCENARIO_COLUMNS, "predictions": PREDICTION_COLUMNS},
         run=_run,
+        summary=summarize,
+        analysis="reliance",
+        count_decisions=count_decisions,
         check=_check,
         execution_keys=("game.concurrency",),
         example=("+experiment=reliance", "agent=oracle", "game.limit=3", "runs=2"),

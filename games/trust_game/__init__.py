@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from games.trust_game.options import TrustGameOptions
+from games.trust_game.plan import LENGTH, count_decisions
+from games.trust_game.summary import summarize
 from games.trust_game.tables import TABLES
 from games.trust_game.types import Decision, TrustorView
 from trustsim.contract import AgentSpec, GameSpec, register_game
@@ -67,6 +69,10 @@ SPEC = register_game(
         decision=Decision,
         tables=TABLES,
         run=_run,
+        summary=summarize,
+        analysis="trust_game",
+        count_decisions=count_decisions,
+        length=LENGTH,
         check=_check,
         uses_llm=_uses_llm,
         example=("game=trust_game", "agent=tg_reciprocal", "game.pairs=4", "game.rounds=3"),

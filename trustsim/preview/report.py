@@ -1,17 +1,13 @@
 """What a job (or a sweep) would ask and cost: :class:`Estimate`, built from a preview's requests.
 
-Where a game's length depends on the model's choices the figures are a range:
-
-- escape room: a game ends on an escape or when every seat is dead. The stand-in passes every round (with
-  ``game.verifier=llm`` it verifies, so every decision also asks its verification call), so its games run
-  their full length (the upper figures); the lower figures keep only each game's first round (an escape in
-  round 1) and no verification call;
-- trust game: the responder is asked only when the sender sent something. The stand-in sends the whole
-  endowment (upper); the lower figures drop the responders' requests (nothing sent).
-
-Other games (reliance, arena) ask a fixed number of questions. Costs are always a range: the low cost counts
-the lower requests with the stand-in's short answers, the high cost every request with its completion-token
-cap (``max_tokens`` / ``max_completion_tokens``; hidden reasoning tokens are billed as completion tokens).
+Where a game's length depends on the model's choices (its :class:`~trustsim.contract.GameLength`) the
+figures are a range: the stand-in plays the longest game (``upper_play``), and the lower figures leave out
+the requests the shortest play would not make (``skipped_by_shortest_play``). For example, escape-room games
+end on an escape or when every seat is dead (full-length games above, an escape in round 1 below); a
+trust-game responder is asked only when the sender sent something. Games without one (reliance, arena)
+ask a fixed number of questions. Costs are always a range: the low cost counts the lower requests with the
+stand-in's short answers, the high cost every request with its completion-token cap (``max_tokens`` /
+``max_completion_tokens``; hidden reasoning tokens are billed as completion tokens).
 """
 
 from __future__ import annotations
@@ -21,37 +17,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from trustsim.contract import game_spec
 from trustsim.llm.pricing import Price
 from trustsim.preview.client import Request
-from trustsim.preview.standin import STANDIN_TEXT, Play
-
-LENGTH_NOTES = {
-    "escape_room": "games end on an escape or when every seat is dead: full-length games (the stand-in "
-    "passes every round; with game.verifier=llm it verifies) above, an escape in every game's first round below",
-    "trust_game": "a responder is asked only when the sender sent something: everything sent above, "
-    "nothing sent below",
-}
+from trustsim.preview.standin import Play
 
 
 def play_for(cfg: dict[str, Any]) -> Play:
-    """How the stand-in plays a job so that its figures are the upper ones: with ``game.verifier=llm`` every
-    escape-room decision verifies (the last puzzle), so each asks its verification call too (a verification
-    ends no game: without a volunteer a seat is still eliminated each round)."""
-    game = cfg.get("game") or {}
-    if game.get("type") == "escape_room" and game.get("verifier") == "llm":
-        return Play(
-            prefer={"action": "verify"}, text={"decision": "DECISION: Verify: Q4\nREASONING: " + STANDIN_TEXT}
-        )
-    return Play()
-
-
-def optional(game: str, req: Request) -> bool:
-    """Whether the shortest play of ``game`` would not make this request (see the module docstring)."""
-    if game == "escape_room":
-        return req.purpose == "solve" or (req.purpose == "decision" and (req.round or 1) > 1)
-    if game == "trust_game":
-        return req.name == "trust_game_return"
-    return False
+    """How the stand-in plays a job so that its figures are the upper ones (the game's
+    :attr:`~trustsim.contract.GameLength.upper_play`; default: the stand-in's own choices)."""
+    length = game_spec(str((cfg.get("game") or {}).get("type"))).length
+    return length.upper_play(cfg) if length is not None and length.upper_play is not None else Play()
 
 
 @dataclass
@@ -136,10 +112,12 @@ class Estimate:
 def summarise(game: str, requests: Iterable[Request], price: Price | None, model_label: str) -> Estimate:
     """The estimate of one client's requests in a job of ``game``."""
     requests = list(requests)
+    length = game_spec(game).length
+    skipped = length.skipped_by_shortest_play if length is not None else (lambda req: False)
     est = Estimate(jobs=0)
     bases: list[str] = []
     for req in requests:
-        lower = not optional(game, req)
+        lower = not skipped(req)
         decision = req.purpose == "decision"
         est.requests += 1
         est.decisions += decision
@@ -162,7 +140,9 @@ def summarise(game: str, requests: Iterable[Request], price: Price | None, model
     est.completion_basis = tuple(dict.fromkeys(sorted(bases)))
     if est.requests_low != est.requests:
         est.game_length = "range"
-        est.notes = (LENGTH_NOTES.get(game, "the game's length depends on the model's choices"),)
+        est.notes = (
+            length.note if length is not None else "the game's length depends on the model's choices",
+        )
     if price is None:
         est.cost_low = est.cost_high = est.cost_estimate = None if est.to_send else 0.0
         est.prices = (f"{model_label}: price unknown (set model.price: {{input_per_mtok, output_per_mtok}})",)

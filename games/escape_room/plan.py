@@ -1,0 +1,45 @@
+"""What an escape-room job will ask before it runs: its decisions (the trust-card battery's plan) and why its
+length varies with the model's choices (preview's range)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trustsim.contract import GameLength
+
+SEATS_UNDER_TEST = 3  # seats A, B, C; D is the scripted partner
+DEFAULT_MAX_ROUNDS = 4
+
+
+def count_decisions(cfg: dict[str, Any]) -> tuple[str, int, bool]:
+    """(units, decisions of the seats under test, upper bound): every game played to its last round."""
+    game = cfg["game"]
+    games = game.get("games") or len(str(cfg["schedule"]["pattern"]))
+    rounds = game.get("max_rounds") or DEFAULT_MAX_ROUNDS
+    runs = int(cfg["runs"])
+    return f"runs={runs} x {games} games (<= {rounds} rounds)", runs * games * rounds * SEATS_UNDER_TEST, True
+
+
+def _skipped_by_shortest_play(req: Any) -> bool:
+    """An escape in round 1 asks no verification call and no decision after round 1."""
+    return req.purpose == "solve" or (req.purpose == "decision" and (req.round or 1) > 1)
+
+
+def _upper_play(cfg: dict[str, Any]) -> Any:
+    """With ``game.verifier=llm`` every decision verifies (the last puzzle), so each asks its verification call
+    too (a verification ends no game: without a volunteer a seat is still eliminated each round)."""
+    from trustsim.preview.standin import STANDIN_TEXT, Play
+
+    if (cfg.get("game") or {}).get("verifier") == "llm":
+        return Play(
+            prefer={"action": "verify"}, text={"decision": "DECISION: Verify: Q4\nREASONING: " + STANDIN_TEXT}
+        )
+    return Play()
+
+
+LENGTH = GameLength(
+    note="games end on an escape or when every seat is dead: full-length games (the stand-in passes every "
+    "round; with game.verifier=llm it verifies) above, an escape in every game's first round below",
+    skipped_by_shortest_play=_skipped_by_shortest_play,
+    upper_play=_upper_play,
+)
