@@ -41,6 +41,12 @@ class Family:
     invalid: int = 0
     short: str = ""  # the one-line form
 
+    def count_answers(self, valid_flags: Iterable[str]) -> None:
+        """Count the model's answers from their tables' ``valid`` cells (anything but true is invalid)."""
+        flags = list(valid_flags)
+        self.answers = len(flags)
+        self.invalid = sum(flag not in TRUE for flag in flags)
+
 
 def read_rows(run_dir: Path, name: str) -> list[dict[str, str]]:
     path = run_dir / f"{name}.csv"

@@ -11,23 +11,9 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.cli_options import add_common_options
+from analysis.cli_options import add_common_options, non_negative_int, positive_float
 from analysis.yardstick.model import VARIANTS
 from analysis.yardstick.score import LABEL
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0 (got {value})")
-    return value
-
-
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0 (got {value})")
-    return value
 
 
 def add_parser(subparsers: Any) -> None:
@@ -57,17 +43,17 @@ def add_parser(subparsers: Any) -> None:
         default="team",
         help="how a verification round's elimination risk is counted (default team; see docs/yardstick.md)",
     )
-    p.add_argument("--prior-alpha", type=_positive_float, default=1.0, help="Beta prior alpha (default 1)")
-    p.add_argument("--prior-beta", type=_positive_float, default=1.0, help="Beta prior beta (default 1)")
+    p.add_argument("--prior-alpha", type=positive_float, default=1.0, help="Beta prior alpha (default 1)")
+    p.add_argument("--prior-beta", type=positive_float, default=1.0, help="Beta prior beta (default 1)")
     p.add_argument(
         "--mc-decisions",
-        type=_count,
+        type=non_negative_int,
         default=200,
         help="decisions whose expected values are re-estimated by Monte Carlo in validation.csv (default 200; 0: none)",
     )
     p.add_argument(
         "--mc-sims",
-        type=_count,
+        type=non_negative_int,
         default=20_000,
         help="simulated games per action in that check (default 20000)",
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import mean
 
-from trustsim.summary import TRUE, Family, from_model, mean_by, number, read_rows
+from trustsim.summary import Family, from_model, mean_by, number, read_rows
 
 
 def summarize(run_dir: Path) -> Family:
@@ -33,8 +33,6 @@ def summarize(run_dir: Path) -> Family:
     fam.series_name = "share cooperating per round"
     fam.series = list(per_round.values())
     fam.series_labels = [str(k) for k in per_round]
-    asked = [r for r in moves if from_model(r)]
-    fam.answers = len(asked)
-    fam.invalid = sum(r.get("valid") not in TRUE for r in asked)
+    fam.count_answers(r.get("valid", "") for r in moves if from_model(r))
     fam.short = f"{n} matches, cooperation A {avg('coop_a'):.0%} B {avg('coop_b'):.0%}"
     return fam

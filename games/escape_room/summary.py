@@ -49,7 +49,6 @@ def summarize(run_dir: Path) -> Family:
         f"verifications: {total_verif:.0f} in all, {total_verif / max(n, 1):.2f} per game, "
         f"{partner:.0f} of them on the partner's puzzle"
     )
-    fam.answers = len(decisions)
-    fam.invalid = sum(r.get("valid") not in TRUE for r in decisions)
+    fam.count_answers(r.get("valid", "") for r in decisions)
     fam.short = f"{n} games, escaped {escaped}, all died {all_dead}"
     return fam

@@ -27,8 +27,6 @@ def summarize(run_dir: Path) -> Family:
     fam.series_name = "share optimal per stage"
     fam.series = list(by_stage.values())
     fam.series_labels = [str(k) for k in by_stage]
-    asked = [r for r in stages if from_model(r)]
-    fam.answers = len(asked)
-    fam.invalid = sum(r.get("valid") not in TRUE for r in asked)
+    fam.count_answers(r.get("valid", "") for r in stages if from_model(r))
     fam.short = f"{n} scenarios, optimal {share(optimal, len(stages))} of decisions"
     return fam

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import mean
 
-from trustsim.summary import TRUE, Family, from_model, mean_by, number, read_rows
+from trustsim.summary import Family, from_model, mean_by, number, read_rows
 
 
 def summarize(run_dir: Path) -> Family:
@@ -29,7 +29,6 @@ def summarize(run_dir: Path) -> Family:
     answers = [r.get("sent_valid", "") for r in rows if from_model(r, "trustor_model")]
     answers += [r.get("returned_valid", "") for r in rows if from_model(r, "trustee_model")]
     answers = [a for a in answers if a != ""]
-    fam.answers = len(answers)
-    fam.invalid = sum(a not in TRUE for a in answers)
+    fam.count_answers(answers)
     fam.short = f"{pairs} pairs, sent {share_sent:.0%}, returned {mean(ratios) if ratios else 0:.0%}"
     return fam
