@@ -93,22 +93,25 @@ class SessionRunner:
         """Yield (game index, rows by table) for each finished game."""
         recorder = self.ctx.recorder
         recorder.event("session_start", session=self.session, partner_puzzle=self.partner_puzzle)
-        used_puzzles: set[str] = set()  # puzzles are unique within a session (drawn without replacement)
+        model: EscapeRoomModel | None = None  # one Mesa model per session: its seats persist, games are dealt
         for game in range(1, self.options.games + 1):
             if game > 1 and self.options.memory == "none":
                 for seat, policy in self.policies.items():
                     if seat != PARTNER_SEAT:
                         policy.forget()
-            model = EscapeRoomModel(
-                seed=self.ctx.seeds.world("session", self.session, "game", game),
-                game=game,
-                options=self.options,
-                policies=self.policies,
-                partner_puzzle=self.partner_puzzle,
-                recorder=recorder,
-                session=self.session,
-                used_puzzles=used_puzzles,
-            )
+            seed = self.ctx.seeds.world("session", self.session, "game", game)
+            if model is None:
+                model = EscapeRoomModel(
+                    seed=seed,
+                    game=game,
+                    options=self.options,
+                    policies=self.policies,
+                    partner_puzzle=self.partner_puzzle,
+                    recorder=recorder,
+                    session=self.session,
+                )
+            else:
+                model.next_game(seed=seed, game=game)
             rec = model.play_sync() if model.synchronous else await model.play()
             t = self.tables
             yield (

@@ -12,6 +12,7 @@ path when no seat needs the LLM: direct calls, no coroutine per decision). Both 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 from collections.abc import Generator
@@ -95,8 +96,9 @@ def capsules_repr(views: dict[int, tuple[CapsuleView, ...]]) -> str:
 
 
 class EscapeRoomModel(mesa.Model):
-    """One game. ``await model.play()`` (or ``model.play_sync()`` when :attr:`synchronous`) runs it to the end
-    and returns its GameRecord."""
+    """A session's table: its seats (Mesa agents, created once) and the game in play. ``await model.play()``
+    (or ``model.play_sync()`` when :attr:`synchronous`) runs the game to the end and returns its GameRecord;
+    :meth:`next_game` deals the next one."""
 
     def __init__(
         self,
@@ -110,13 +112,13 @@ class EscapeRoomModel(mesa.Model):
         session: int = 0,
         used_puzzles: set[str] | None = None,
     ) -> None:
-        """``used_puzzles``: the session's puzzle texts so far (this game draws none of them, and adds its own)."""
+        """Set the table and deal game ``game`` (seeded by ``seed``); :meth:`next_game` deals the session's next
+        ones. ``used_puzzles``: the session's puzzle texts so far (no game draws one twice; each adds its own)."""
         super().__init__(seed=seed)
-        self.game = game
         self.options = options
         self.session = session
         self.recorder = recorder
-        self.d_correct = options.d_correct[game - 1]
+        self.partner_puzzle = partner_puzzle
         for seat in options.seats:
             Seat(self, seat, policies[seat])
         self.seats: dict[str, Seat] = {a.seat: a for a in self.agents}
@@ -125,27 +127,45 @@ class EscapeRoomModel(mesa.Model):
             k: s for k, s in zip(others, [s for s in options.seats if s != PARTNER_SEAT], strict=True)
         }
         self.owners[partner_puzzle] = PARTNER_SEAT
-        self.puzzles = generate_puzzles(self.random, len(options.seats), used_puzzles)
         self.rules = RuleOptions(
             own_verify=options.own_verify,
             capsule_names=options.capsule_names,
             malformed_volunteer=options.malformed_volunteer,
         )
+        self.used_puzzles = used_puzzles if used_puzzles is not None else set()
+        self._event_json = getattr(recorder, "event_json", None)  # events built as JSON text (RunRecorder)
+        self._json_texts: dict[tuple[Any, ...], str] = {}  # see _json_object
+        self._deal(seed, game)
+
+    def next_game(self, *, seed: int, game: int) -> None:
+        """Deal the session's next game at the same table (the same seats and policies): its ``random`` is
+        reseeded with ``seed``, exactly as a new model seeded with ``seed`` would be, so a game plays the same
+        whether its model is new or reused. (Mesa's numpy ``rng`` keeps the session's first seed: the game
+        draws only from ``random``.)"""
+        self.random.seed(seed)
+        self._seed = seed
+        self.steps = 0
+        self._deal(seed, game)
+
+    def _deal(self, seed: int, game: int) -> None:
+        """Fresh per-game state: puzzles drawn, nothing sealed yet, no round played."""
+        self.game = game
+        self.d_correct = self.options.d_correct[game - 1]
+        self.puzzles = generate_puzzles(self.random, len(self.options.seats), self.used_puzzles)
         self.record = GameRecord(
-            game=game, seed=seed, d_correct=self.d_correct, partner_puzzle=partner_puzzle, state=None
+            game=game, seed=seed, d_correct=self.d_correct, partner_puzzle=self.partner_puzzle, state=None
         )  # type: ignore[arg-type]
         self._pending: dict[str, Action] = {}
         self._verify_answers: dict[str, int] = {}
         self._texts: list[str] = []  # announcements so far (one text per resolved round)
-        self._event_json = getattr(recorder, "event_json", None)  # events built as JSON text (RunRecorder)
-        self._json_texts: dict[tuple[Any, ...], str] = {}  # see _json_object
-        self._head = f'"session":{json_text(session)},"game":{json_text(game)}'
+        self._head = f'"session":{json_text(self.session)},"game":{json_text(game)}'
         self._views_text = ""  # repr of the capsule table, for the round digest
 
-    @property
+    @functools.cached_property
     def synchronous(self) -> bool:
         """True when the game can be played by :meth:`play_sync`: no seat makes asynchronous calls (an LLM),
-        overrides ``aend_game``, or is asked to solve a puzzle (``own_answer`` and ``verifier`` exact)."""
+        overrides ``aend_game``, or is asked to solve a puzzle (``own_answer`` and ``verifier`` exact). The
+        seats and their policies are fixed for the session, so this is decided once."""
         if self.options.own_answer == "llm" or self.options.verifier == "llm":
             return False
         return not any(
