@@ -68,6 +68,7 @@ from trustsim.errors import ConfigError
 
 if TYPE_CHECKING:
     from trustsim.job import JobContext
+    from trustsim.rundir.schema import EventUnit
 
 PLUGIN_GROUP = "trustsim.plugins"
 """Entry-point group: each entry point names a module that registers games and/or agents on import."""
@@ -109,6 +110,34 @@ class GameLength:
 
 
 @dataclass(frozen=True)
+class PlayUnit:
+    """A game's unit of play (an escape-room game, an arena match): how the run directory brackets it with
+    events and how ``python -m trustsim.status`` counts it.
+
+    Attributes:
+        events: The :class:`~trustsim.rundir.schema.EventUnit`: the start and end event types and how events and
+            table rows name one unit. The recorder writes out everything buffered before each start event
+            (a kill loses at most the unit in progress); the reader's damage rule keeps the table rows of
+            units whose events are intact.
+        counted: The manifest ``counts`` key that counts units done (e.g. ``"games"``); status shows it as the
+            unit's name (``3/11 games``).
+        per_run: Optional ``per_run(config, event) -> int | None``: the units one run (replicate session) of
+            this config plans; ``event`` is the first ``reads`` event of ``events.jsonl`` (``{}`` when there
+            is none yet). None (or no function): unknown until the job is complete.
+        per_end: Optional ``per_end(config) -> int | None``: the ``counted`` units one end event completes
+            (default 1; e.g. a trust-game session ends once for all its pairs).
+        reads: An event type whose first occurrence ``per_run`` needs (e.g. reliance's ``library``); empty:
+            none.
+    """
+
+    events: EventUnit
+    counted: str
+    per_run: Callable[[dict[str, Any], dict[str, Any]], int | None] | None = None
+    per_end: Callable[[dict[str, Any]], int | None] | None = None
+    reads: str = ""
+
+
+@dataclass(frozen=True)
 class GameSpec:
     """Everything the engine knows about a game.
 
@@ -143,6 +172,10 @@ class GameSpec:
             decisions of the agent under test, and whether that number is an upper bound.
         length: Optional :class:`GameLength`, when how many requests a job makes depends on the model's
             choices (preview reports a range); default: a fixed number of requests.
+        unit: Optional :class:`PlayUnit`: the game's unit of play (the run directory's event units, the
+            recorder's flush points, ``python -m trustsim.status``'s done/planned counts); default: none (the
+            reader applies its file-level damage rule only, status shows no units, the recorder writes out
+            at every ``session_start`` and once a second).
     """
 
     name: str
@@ -162,11 +195,23 @@ class GameSpec:
     analysis: str = ""
     count_decisions: Callable[[dict[str, Any]], tuple[str, int, bool]] | None = None
     length: GameLength | None = None
+    unit: PlayUnit | None = None
 
     def table_columns(self, name: str) -> tuple[str, ...]:
         """Column names of one of the game's tables."""
         schema = self.tables[name]
         return tuple(getattr(schema, "columns", schema))
+
+
+def plan_int(config: Mapping[str, Any], path: str) -> int | None:
+    """The int at dotted ``path`` of a config read back from a manifest (which may be damaged): None when a
+    level is missing or not a mapping, or the value is not an int (booleans are not counted as ints)."""
+    value: Any = config
+    for key in path.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 _GAMES: dict[str, GameSpec] = {}

@@ -22,18 +22,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from trustsim.contract import PlayUnit, games
 from trustsim.rundir import EVENTS, LOCK, RunDirError, find_run_dirs, read_manifest
 from trustsim.rundir.lock import describe_holder, pid_alive
 
 SWEEP_MARKERS = ("jobs.csv", "multirun.yaml")
 LLM_KEYS = ("calls_sent", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd")
-#: Per game family: the unit of play counted in the manifest's ``counts`` and the event that ends one.
-UNITS: dict[str, tuple[str, str]] = {
-    "escape_room": ("games", "game_end"),
-    "arena": ("matches", "match_end"),
-    "reliance": ("scenarios", "scenario_end"),
-    "trust_game": ("pairs", "session_end"),
-}
 CLEAR = "\033[H\033[2J"
 
 
@@ -96,67 +90,62 @@ def liveness(run_dir: Path, host: str | None = None) -> tuple[bool, str]:
     return True, ""
 
 
-def _scan_events(run_dir: Path, end: str) -> tuple[int, dict[str, Any]]:
-    """Units ended so far (``end`` events) and the reliance ``library`` event, from ``events.jsonl``."""
-    ended, library = 0, {}
-    needle, lib = f'"type":"{end}"'.encode(), b'"type":"library"'
+def play_unit(game: str) -> PlayUnit | None:
+    """The registered game's unit of play (``GameSpec.unit``); None for an unknown game or one without."""
+    spec = games().get(game)
+    return None if spec is None else spec.unit
+
+
+def _scan_events(run_dir: Path, end: str, reads: str = "") -> tuple[int, dict[str, Any]]:
+    """Units ended so far (``end`` events) and the first ``reads`` event (e.g. reliance's ``library``), from
+    ``events.jsonl``."""
+    ended, first = 0, {}
+    needle = f'"type":"{end}"'.encode()
+    marker = f'"type":"{reads}"'.encode() if reads else None
     try:
         with (run_dir / EVENTS).open("rb") as f:
             for line in f:
-                if needle in line or (lib in line and not library):
+                if needle in line or (marker is not None and marker in line and not first):
                     try:
                         event = json.loads(line)
                     except ValueError:
                         continue  # a line being written, or damage: not a finished unit
                     if isinstance(event, dict) and event.get("type") == end:
                         ended += 1
-                    elif isinstance(event, dict) and event.get("type") == "library":
-                        library = event
+                    elif isinstance(event, dict) and reads and event.get("type") == reads:
+                        first = event
     except OSError:
         pass
-    return ended, library
+    return ended, first
 
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def planned_units(manifest: dict[str, Any], library: dict[str, Any] | None = None) -> int | None:
-    """Units of play the job's config plans, or None when the manifest alone cannot say.
+def _config(manifest: dict[str, Any]) -> dict[str, Any]:
+    config = manifest.get("config")
+    return config if isinstance(config, dict) else {}
 
-    Escape room: runs × games (``game.games``, else the schedule pattern's length); arena match mode: runs;
-    trust game: runs × ``game.pairs``; reliance: runs × the items of its ``library`` event. An arena
-    tournament's pairings depend on the field's rules, so its plan is known only once it is complete.
+
+def _game_of(manifest: dict[str, Any]) -> str:
+    game = _config(manifest).get("game")
+    return str(manifest.get("game") or (game.get("type") if isinstance(game, dict) else None) or "")
+
+
+def planned_units(manifest: dict[str, Any], event: dict[str, Any] | None = None) -> int | None:
+    """Units of play the job's config plans, or None when the manifest alone cannot say: runs × the game's
+    ``PlayUnit.per_run`` (given the first ``PlayUnit.reads`` event, when the game reads one).
+
+    E.g. escape room: runs × games; arena: runs in match mode (a tournament's pairings are known only once it
+    is complete); trust game: runs × pairs; reliance: runs × the items of its ``library`` event.
     """
-    config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
     runs = _int(manifest.get("runs"))  # absent when the job stopped before it started (a config error)
-    game = config.get("game") if isinstance(config.get("game"), dict) else {}
-    kind = manifest.get("game") or game.get("type")
-    if runs is None:
+    unit = play_unit(_game_of(manifest))
+    if runs is None or unit is None or unit.per_run is None:
         return None
-    if kind == "escape_room":
-        per = _int(game.get("games"))
-        schedule = config.get("schedule") if isinstance(config.get("schedule"), dict) else {}
-        pattern = schedule.get("pattern")
-        if per is None and isinstance(pattern, (str, list)) and pattern:
-            per = len(pattern)
-        return None if per is None else runs * per
-    if kind == "arena":
-        return runs if game.get("mode", "match") == "match" else None
-    if kind == "trust_game":
-        pairs = _trust_pairs(manifest)
-        return None if pairs is None else runs * pairs
-    if kind == "reliance":
-        items = _int((library or {}).get("items"))
-        return None if items is None else runs * items
-    return None
-
-
-def _trust_pairs(manifest: dict[str, Any]) -> int | None:
-    """Pairs per trust-game session (a session ends with one ``session_end`` event)."""
-    config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
-    game = config.get("game") if isinstance(config.get("game"), dict) else {}
-    return _int(game.get("pairs"))
+    per = _int(unit.per_run(_config(manifest), event or {}))
+    return None if per is None else runs * per
 
 
 def _elapsed(started: Any, until: float) -> float | None:
@@ -173,26 +162,26 @@ def job_status(run_dir: Path, sweep: Path | None = None, host: str | None = None
         manifest = read_manifest(run_dir)
     except RunDirError as exc:
         return JobStatus(str(run_dir), where, run_dir.name, "", "damaged", str(exc))
-    config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
-    game_cfg = config.get("game") if isinstance(config.get("game"), dict) else {}
-    game = str(manifest.get("game") or game_cfg.get("type") or "")
+    game = _game_of(manifest)
     status = str(manifest.get("status") or "unknown")
     failure = manifest.get("failure")
     reason = str(failure.get("reason") or "") if isinstance(failure, dict) else str(failure or "")
-    unit, end = UNITS.get(game, ("", ""))
+    play = play_unit(game)
+    unit, end = (play.counted, play.events.end) if play is not None else ("", "")
     timings = manifest.get("timings") if isinstance(manifest.get("timings"), dict) else {}
     counts = manifest.get("counts") if isinstance(manifest.get("counts"), dict) else {}
     job = JobStatus(str(run_dir), where, str(manifest.get("run_id") or run_dir.name), game, status, reason)
     job.unit = unit
-    library: dict[str, Any] = {}
+    first: dict[str, Any] = {}
     if status in ("complete", "failed") and unit in counts:
         job.done = _int(counts.get(unit)) or 0
-        if game == "reliance" and status == "failed":
-            _, library = _scan_events(run_dir, end)
-    elif end:
-        ended, library = _scan_events(run_dir, end)
-        job.done = ended * (_trust_pairs(manifest) or 0) if game == "trust_game" else ended
-    job.planned = planned_units(manifest, library)
+        if play is not None and play.reads and status == "failed":
+            _, first = _scan_events(run_dir, end, play.reads)
+    elif play is not None:
+        ended, first = _scan_events(run_dir, end, play.reads)
+        per_end = 1 if play.per_end is None else _int(play.per_end(_config(manifest))) or 0
+        job.done = ended * per_end
+    job.planned = planned_units(manifest, first)
     if status == "complete" and job.planned is None and unit:
         job.planned = job.done  # a complete job played everything it planned
     llm = manifest.get("llm")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from games.arena.options import ArenaGame, uses_llm
-from games.arena.plan import count_decisions
+from games.arena.plan import UNIT, count_decisions
 from games.arena.summary import summarize
 from games.arena.tables import MATCH_COLUMNS, MOVE_COLUMNS, PREDICTION_COLUMNS
 from games.arena.types import Decision, View
@@ -49,6 +49,7 @@ SPEC = register_game(
         summary=summarize,
         analysis="arena",
         count_decisions=count_decisions,
+        unit=UNIT,
         check=_check,
         uses_llm=uses_llm,
         example=("+experiment=ipd", "agent=ipd_noisy_tit_for_tat", "game.rounds=5", "runs=2"),

@@ -1,10 +1,12 @@
-"""What an arena job will ask before it runs: its decisions (the trust-card battery's plan)."""
+"""What an arena job will ask before it runs: its decisions (the trust-card battery's plan) and its unit of
+play (a match: the run directory's event unit, status's done/planned)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from trustsim.contract import agents_for
+from trustsim.contract import PlayUnit, agents_for
+from trustsim.rundir.schema import EventUnit
 
 
 def count_decisions(cfg: dict[str, Any]) -> tuple[str, int, bool]:
@@ -22,3 +24,21 @@ def count_decisions(cfg: dict[str, Any]) -> tuple[str, int, bool]:
     unknown = game.get("horizon") == "unknown"
     cap = " (cap)" if unknown else ""
     return f"runs={runs} x {matches} matches x {rounds} rounds{cap}", decisions, unknown
+
+
+def matches_per_run(config: dict[str, Any], event: dict[str, Any]) -> int | None:
+    """One match per run in match mode; a tournament's pairings depend on the field's rules (None: known
+    only once the job is complete)."""
+    game = config.get("game")
+    return 1 if (game if isinstance(game, dict) else {}).get("mode", "match") == "match" else None
+
+
+UNIT = PlayUnit(
+    EventUnit(
+        "match_start", "match_end", ("match",), "match", "{match}",
+        {"moves": "{match}", "matches": "{match}", "predictions": "{cluster}"},
+    ),
+    counted="matches",
+    per_run=matches_per_run,
+)  # fmt: skip
+"""A match, bracketed by ``match_start``/``match_end``; the manifest counts ``matches``."""

@@ -1,11 +1,13 @@
 """What an escape-room job will ask before it runs: its decisions (the trust-card battery's plan) and why its
-length varies with the model's choices (preview's range)."""
+length varies with the model's choices (preview's range); its unit of play (a game: the run directory's event
+unit, status's done/planned)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from trustsim.contract import GameLength
+from trustsim.contract import GameLength, PlayUnit, plan_int
+from trustsim.rundir.schema import EventUnit
 
 SEATS_UNDER_TEST = 3  # seats A, B, C; D is the scripted partner
 DEFAULT_MAX_ROUNDS = 4
@@ -43,3 +45,24 @@ LENGTH = GameLength(
     skipped_by_shortest_play=_skipped_by_shortest_play,
     upper_play=_upper_play,
 )
+
+
+def games_per_run(config: dict[str, Any], event: dict[str, Any]) -> int | None:
+    """Games one replicate session plays: ``game.games``, else the schedule pattern's length."""
+    per = plan_int(config, "game.games")
+    schedule = config.get("schedule")
+    pattern = schedule.get("pattern") if isinstance(schedule, dict) else None
+    if per is None and isinstance(pattern, (str, list)) and pattern:
+        per = len(pattern)
+    return per
+
+
+UNIT = PlayUnit(
+    EventUnit(
+        "game_start", "game_end", ("session", "game"), "game", "s{session}/{game}",
+        {"*": "s{session}/{game}", "predictions": "{cluster}/{game}"},
+    ),
+    counted="games",
+    per_run=games_per_run,
+)  # fmt: skip
+"""A game of a session, bracketed by ``game_start``/``game_end``; the manifest counts ``games``."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from games.reliance.options import RelianceGame
-from games.reliance.plan import count_decisions
+from games.reliance.plan import UNIT, count_decisions
 from games.reliance.policy import Choice, DecisionView
 from games.reliance.summary import summarize
 from games.reliance.tables import PREDICTION_COLUMNS, SCENARIO_COLUMNS, STAGE_COLUMNS
@@ -39,6 +39,7 @@ SPEC = register_game(
         summary=summarize,
         analysis="reliance",
         count_decisions=count_decisions,
+        unit=UNIT,
         check=_check,
         execution_keys=("game.concurrency",),
         example=("+experiment=reliance", "agent=oracle", "game.limit=3", "runs=2"),

@@ -1,8 +1,12 @@
-"""What a reliance job will ask before it runs: its decisions (the trust-card battery's plan)."""
+"""What a reliance job will ask before it runs: its decisions (the trust-card battery's plan) and its unit of
+play (a scenario: the run directory's event unit, status's done/planned)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from trustsim.contract import PlayUnit, plan_int
+from trustsim.rundir.schema import EventUnit
 
 
 def count_decisions(cfg: dict[str, Any]) -> tuple[str, int, bool]:
@@ -16,3 +20,21 @@ def count_decisions(cfg: dict[str, Any]) -> tuple[str, int, bool]:
     runs = int(cfg["runs"])
     per_run = sum(1 if item.pair is not None else len(item.scenario.stages) for item in items)
     return f"runs={runs} x {len(items)} {options.set} items", runs * per_run, False
+
+
+def scenarios_per_run(config: dict[str, Any], library: dict[str, Any]) -> int | None:
+    """Scenarios one run plays: the ``items`` of its ``library`` event (None until it is written)."""
+    return plan_int(library, "items")
+
+
+UNIT = PlayUnit(
+    EventUnit(
+        "scenario_start", "scenario_end", ("session", "item"), "scenario", "s{session}/{item}",
+        {"*": "s{session}/{item}", "predictions": "{cluster}/{item}"},
+    ),
+    counted="scenarios",
+    per_run=scenarios_per_run,
+    reads="library",
+)  # fmt: skip
+"""A scenario (or pair question), bracketed by ``scenario_start``/``scenario_end``; the manifest counts
+``scenarios``; the plan comes from the ``library`` event."""

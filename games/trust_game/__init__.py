@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from games.trust_game.options import TrustGameOptions
-from games.trust_game.plan import LENGTH, count_decisions
+from games.trust_game.plan import LENGTH, UNIT, count_decisions
 from games.trust_game.summary import summarize
 from games.trust_game.tables import TABLES
 from games.trust_game.types import Decision, TrustorView
@@ -72,6 +72,7 @@ SPEC = register_game(
         summary=summarize,
         analysis="trust_game",
         count_decisions=count_decisions,
+        unit=UNIT,
         length=LENGTH,
         check=_check,
         uses_llm=_uses_llm,

@@ -1,11 +1,13 @@
 """What a trust-game job will ask before it runs: its decisions (the trust-card battery's plan) and why its
-length varies with the model's choices (preview's range)."""
+length varies with the model's choices (preview's range); its unit of play (a session of pairs: the run
+directory's event unit, status's done/planned)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from trustsim.contract import GameLength
+from trustsim.contract import GameLength, PlayUnit, plan_int
+from trustsim.rundir.schema import EventUnit
 
 
 def count_decisions(cfg: dict[str, Any]) -> tuple[str, int, bool]:
@@ -26,3 +28,20 @@ LENGTH = GameLength(
     note="a responder is asked only when the sender sent something: everything sent above, nothing sent below",
     skipped_by_shortest_play=lambda req: req.name == "trust_game_return",
 )
+
+
+def pairs_per_session(config: dict[str, Any], event: dict[str, Any] | None = None) -> int | None:
+    """Pairs one session plays (``game.pairs``); a session ends with one ``session_end`` event for all."""
+    return plan_int(config, "game.pairs")
+
+
+UNIT = PlayUnit(
+    EventUnit(
+        "session_start", "session_end", ("session",), "session", "s{session}", {"exchanges": "s{session}"},
+    ),
+    counted="pairs",
+    per_run=pairs_per_session,
+    per_end=pairs_per_session,
+)  # fmt: skip
+"""A session (every pair of one replicate), bracketed by ``session_start``/``session_end``; status counts
+``pairs``: each ended session completes ``game.pairs`` of them."""

@@ -1,7 +1,12 @@
-"""The run directory's file names, table schemas, event envelope and event units (no engine imports)."""
+"""The run directory's file names, table schemas, event envelope and event units.
+
+No engine imports at import time: the event units are declared by each game (``GameSpec.unit``) and read from
+the game registry (:mod:`trustsim.contract`) when first asked for.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 MANIFEST = "manifest.json"
@@ -82,3 +87,36 @@ EVENT_UNITS: dict[str, EventUnit] = {
         {"*": "s{session}/{item}", "predictions": "{cluster}/{item}"},
     ),
 }  # fmt: skip
+
+
+def event_units() -> dict[str, EventUnit]:
+    """Event units per game family (``manifest.game``): each registered game's ``GameSpec.unit.events``.
+
+    It discovers the games (:func:`trustsim.contract.games`) on the first call, so it must not run while
+    ``trustsim.rundir`` is being imported; later calls are cheap. A game without a unit is not listed.
+    """
+    from trustsim.contract import games
+
+    return {name: spec.unit.events for name, spec in games().items() if spec.unit is not None}
+
+
+def unit_starts() -> frozenset[str]:
+    """Event types before which the recorder writes out everything it buffered (the previous unit of play is
+    complete): every registered game's unit start, and ``session_start``."""
+    return frozenset(unit.start for unit in event_units().values()) | {"session_start"}
+
+
+class _EventUnits(Mapping[str, EventUnit]):
+    """A read-only view of :func:`event_units`, resolved on each read (never at import)."""
+
+    def __getitem__(self, game: str) -> EventUnit:
+        return event_units()[game]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(event_units())
+
+    def __len__(self) -> int:
+        return len(event_units())
+
+    def __repr__(self) -> str:
+        return f"EVENT_UNITS({event_units()!r})"
