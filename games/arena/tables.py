@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from games.arena.model import MatchRecord
 from games.arena.rules import COOPERATE, DEFECT
 from trustsim.rundir import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the one schema, re-exported
 from trustsim.rundir.writer import bool_text, cell_text
+
+if TYPE_CHECKING:  # a type only: registering the game (discovery) does not import mesa
+    from games.arena.model import MatchRecord
 
 MOVE_COLUMNS = [
     "run_id", "session", "match", "match_index", "round", "seat", "player", "model", "opponent",
