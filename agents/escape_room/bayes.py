@@ -45,6 +45,7 @@ class BayesAgent(EscapeRoomPolicy):
         self.beta: dict[str, float] = {}
         self._judged: set[str] = set()
         self._owners: dict[int, str] = {}
+        self._originals: dict[int, str] = {}  # puzzle → its owner's original capsule label (this game)
 
     # -- beliefs -------------------------------------------------------------------------------------------
     def forget(self) -> None:
@@ -70,6 +71,7 @@ class BayesAgent(EscapeRoomPolicy):
     def start_game(self, obs: Observation) -> None:
         self._judged = set()
         self._owners = dict(obs.owners)
+        self._originals = {k: original_label(k, owner) for k, owner in self._owners.items()}
 
     def _trusted(self, obs: Observation) -> dict[int, CapsuleView]:
         """The trusted capsule per puzzle (:func:`trusted_capsule`; a puzzle's only capsule needs no search)."""
@@ -92,11 +94,29 @@ class BayesAgent(EscapeRoomPolicy):
         return out
 
     def decide(self, obs: Observation) -> Decision:
-        capsules = self._trusted(obs)
-        conf = self.confidence(obs, capsules)
-        trusted = {k: c.label for k, c in capsules.items()}  # also the best password
-        coins = obs.my_coins
-        losses = {k: (1.0 - p) * coins for k, p in conf.items() if p < 1.0}
+        # One pass over the puzzles: the trusted capsule (:meth:`_trusted`), its confidence (:meth:`confidence`)
+        # and the expected loss of trusting it, inlined on this hot path (the same values).
+        seat, owners, tables = self.seat, obs.owners, obs.capsules
+        alpha, beta, (prior_alpha, prior_beta) = self.alpha, self.beta, self.prior
+        coins = obs.coins[obs.seat]
+        conf: dict[int, float] = {}
+        trusted: dict[int, str] = {}  # also the best password
+        losses: dict[int, float] = {}
+        for k in sorted(tables):
+            capsules = tables[k]
+            capsule = capsules[0] if len(capsules) == 1 else trusted_capsule(obs, k)
+            trusted[k] = capsule.label
+            owner, endorsers = owners[k], capsule.endorsers
+            if owner == seat or (  # own, or verified (:func:`is_verified`; most capsules have one endorser)
+                endorsers
+                and (endorsers[0] != owner or (len(endorsers) > 1 and any(e != owner for e in endorsers)))
+            ):
+                conf[k] = 1.0
+                continue
+            a, b = alpha.get(owner, prior_alpha), beta.get(owner, prior_beta)
+            p = conf[k] = round(a / (a + b), 6)
+            if p < 1.0:
+                losses[k] = (1.0 - p) * coins
         worst = max(losses.values(), default=0.0)
         if coins > 0 and worst > self.verify_cost:
             candidates = sorted(k for k, loss in losses.items() if loss == worst)
@@ -108,12 +128,12 @@ class BayesAgent(EscapeRoomPolicy):
         return Decision(Action.volunteer(trusted), confidence=conf, trusted=trusted)
 
     def observe(self, report: RoundReport) -> None:
-        owners = self._owners
+        owners, originals = self._owners, self._originals
         for v in report.verifications:
             owner = owners[v.puzzle]
             if v.created:
                 self._verdict(owner, False)
-            elif v.capsule == original_label(v.puzzle, owner):
+            elif v.capsule == originals[v.puzzle]:
                 self._verdict(owner, True)
             else:
                 self._verdict(owner, False)  # endorsed someone else's capsule: the original disagrees
@@ -122,9 +142,7 @@ class BayesAgent(EscapeRoomPolicy):
         suspects = [
             owners[k]
             for k, label in report.password.items()
-            if label == original_label(k, owners[k])
-            and owners[k] != self.seat
-            and owners[k] not in self._judged
+            if label == originals[k] and owners[k] != self.seat and owners[k] not in self._judged
         ]
         if report.password_correct:
             for seat in suspects:

@@ -90,7 +90,7 @@ class SessionRunner:
         return any(p.is_async for p in self.policies.values())
 
     async def games(self):  # type: ignore[no-untyped-def]
-        """Yield (game index, rows by table) for each finished game."""
+        """Yield (game index, rows by table as CSV lines) for each finished game."""
         recorder = self.ctx.recorder
         recorder.event("session_start", session=self.session, partner_puzzle=self.partner_puzzle)
         model: EscapeRoomModel | None = None  # one Mesa model per session: its seats persist, games are dealt
@@ -113,16 +113,7 @@ class SessionRunner:
             else:
                 model.next_game(seed=seed, game=game)
             rec = model.play_sync() if model.synchronous else await model.play()
-            t = self.tables
-            yield (
-                game,
-                {
-                    "decisions": t.decision_rows(rec),
-                    "games": [t.game_row(rec)],
-                    "agent_games": t.agent_game_rows(rec),
-                    "predictions": t.prediction_rows(rec),
-                },
-            )
+            yield game, self.tables.lines(rec)  # table → the game's rows as CSV lines
         recorder.event("session_end", session=self.session)
 
 
@@ -185,9 +176,9 @@ async def _play_all(
     interleave.
     """
 
-    def write(rows: dict[str, list[dict[str, Any]]]) -> None:
+    def write(rows: dict[str, list[str]]) -> None:
         for name, table_rows in rows.items():
-            writers[name].write_rows(table_rows)
+            writers[name].write_lines(table_rows)
         ctx.count("games", 1)
         ctx.count("decisions", len(rows["decisions"]))
         bar.update(1)
@@ -203,7 +194,7 @@ async def _play_all(
         return
 
     sessions = [first, *(SessionRunner(ctx, options, i) for i in range(1, runs))]
-    buffers: list[list[dict[str, list[dict[str, Any]]]]] = [[] for _ in sessions]
+    buffers: list[list[dict[str, list[str]]]] = [[] for _ in sessions]
     done = [False] * len(sessions)
     next_to_flush = 0
 

@@ -95,6 +95,15 @@ def capsules_repr(views: dict[int, tuple[CapsuleView, ...]]) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
+_HOOKS = {"start": ("start_game",), "observe": ("observe",), "end": ("end_game", "aend_game")}
+"""The per-game hooks of :class:`EscapeRoomPolicy` the game calls, by what it calls them for."""
+
+
+def _overrides(policy: EscapeRoomPolicy, *methods: str) -> bool:
+    """True when ``policy``'s class overrides any of ``methods`` of :class:`EscapeRoomPolicy`."""
+    return any(getattr(type(policy), m) is not getattr(EscapeRoomPolicy, m) for m in methods)
+
+
 class EscapeRoomModel(mesa.Model):
     """A session's table: its seats (Mesa agents, created once) and the game in play. ``await model.play()``
     (or ``model.play_sync()`` when :attr:`synchronous`) runs the game to the end and returns its GameRecord;
@@ -122,6 +131,11 @@ class EscapeRoomModel(mesa.Model):
         for seat in options.seats:
             Seat(self, seat, policies[seat])
         self.seats: dict[str, Seat] = {a.seat: a for a in self.agents}
+        # the seats whose policy has each per-game hook (a hook left as the base class's no-op is not called)
+        self._hooked = {
+            hook: frozenset(s for s, a in self.seats.items() if _overrides(a.policy, *hooks))
+            for hook, hooks in _HOOKS.items()
+        }
         others = [k for k in range(1, len(options.seats) + 1) if k != partner_puzzle]
         self.owners = {
             k: s for k, s in zip(others, [s for s in options.seats if s != PARTNER_SEAT], strict=True)
@@ -207,42 +221,50 @@ class EscapeRoomModel(mesa.Model):
 
     # -- one round -----------------------------------------------------------------------------------------
     def observation(self, seat: str) -> Observation:
+        """What ``seat`` sees at the start of the coming round."""
         state = self.state
         return Observation(
-            seat=seat,
-            game=self.game,
-            round=state.round + 1,
-            max_rounds=state.max_rounds,
-            puzzle=state.puzzles[state.own_puzzle(seat)],
-            coins=dict(state.coins),
-            alive=tuple(state.alive),
-            capsules=self._views,
-            owners=self.owners,
-            history=self._history,
+            seat,
+            self.game,
+            state.round + 1,
+            state.max_rounds,
+            state.puzzles[state.own_puzzle(seat)],
+            dict(state.coins),
+            tuple(state.alive),
+            self._views,
+            self.owners,
+            self._history,
         )
 
     def _collect(self, views_changed: bool) -> Generator[Request, Any, None]:
         """Every alive seat observes the same state and decides; illegal requests resolve as pass."""
         state = self.state
+        round_ = state.round + 1
         if views_changed:
             self._views = state.capsule_views()
             self._views_text = ""
-        self.record.views[state.round + 1] = self._views
-        self._history = tuple(self._texts)
+        views = self.record.views[round_] = self._views
+        history = self._history = tuple(self._texts)
         if self.recorder is not None:
             if not self._views_text:
-                self._views_text = capsules_repr(self._views)
-            text = (
-                f"({state.round + 1!r}, {sorted(state.coins.items())!r}, {state.alive!r}, {self._views_text})"
-            )
+                self._views_text = capsules_repr(views)
+            text = f"({round_!r}, {sorted(state.coins.items())!r}, {state.alive!r}, {self._views_text})"
             digest = hashlib.sha256(text.encode()).hexdigest()[:16]
             self._emit(
                 "round_start",
-                f'"round":{json_text(state.round + 1)},"alive":{json_list(state.alive)},'
+                f'"round":{json_text(round_)},"alive":{json_list(state.alive)},'
                 f'"coins":{json_object(state.coins)},"digest":"{digest}"',
             )
-        alive = [self.seats[s] for s in state.alive]
-        observations = [self.observation(a.seat) for a in alive]
+        seats, puzzles, own, coins = self.seats, state.puzzles, state.own_puzzles, state.coins
+        alive = [seats[s] for s in state.alive]
+        shown = tuple(state.alive)  # one observation per seat, built in place (see ``observation``)
+        game, max_rounds, owners = self.game, state.max_rounds, self.owners
+        observations = [
+            Observation(
+                s, game, round_, max_rounds, puzzles[own[s]], dict(coins), shown, views, owners, history
+            )
+            for s in state.alive
+        ]
         decisions = yield ("decide", alive, observations)
         self._pending = {}
         for agent, decision in zip(alive, decisions, strict=True):
@@ -363,11 +385,13 @@ class EscapeRoomModel(mesa.Model):
             )
         self._views = self.state.capsule_views()
         self._history = ()
+        starts, observers, enders = self._hooked["start"], self._hooked["observe"], self._hooked["end"]
         for seat in self.state.alive:
-            self.seats[seat].policy.start_game(self.observation(seat))
+            if seat in starts:
+                self.seats[seat].policy.start_game(self.observation(seat))
         views_changed = False  # the capsule table changes only through verifications
         while not self.state.over:
-            alive_before = list(self.state.alive)
+            alive_before = [s for s in self.state.alive if s in observers]
             yield from self._collect(views_changed)
             self.step()
             report = self.state.reports[-1]
@@ -388,6 +412,8 @@ class EscapeRoomModel(mesa.Model):
         reports = tuple(state.reports)
         survivors = tuple(state.alive)
         for seat in state.seats:
+            if seat not in enders:
+                continue
             summary = GameSummary(
                 game=self.game,
                 escaped=state.escaped,

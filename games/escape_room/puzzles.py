@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
 from functools import cache
 
 from games.escape_room.types import Puzzle
@@ -18,22 +19,35 @@ MAX_ANSWER = 90
 _MAX_REJECTIONS = 200  # rejected draws before drawing from the enumerated remainder instead
 
 
+def _below(getrandbits: Callable[[int], int], n: int) -> int:
+    """A uniform int in [0, n): the very draw ``random.Random`` makes for ``randrange(n)``, ``randint`` and
+    ``choice`` (rejection sampling on ``getrandbits(n.bit_length())``; ``tests/escape_room`` checks they
+    agree), without their argument checks: puzzle dealing is on every game's path."""
+    k = n.bit_length()
+    r = getrandbits(k)
+    while r >= n:
+        r = getrandbits(k)
+    return r
+
+
 def _draw(rng: random.Random) -> tuple[str, int]:
-    op = rng.choice("+-*/")
+    """One candidate puzzle: the same draws as ``rng.choice("+-*/")`` then ``rng.randint`` per operand."""
+    bits = rng.getrandbits
+    op = "+-*/"[_below(bits, 4)]
     if op == "+":
-        a = rng.randint(2, 60)
-        b = rng.randint(2, MAX_ANSWER - a) if a <= MAX_ANSWER - 2 else 2
+        a = 2 + _below(bits, 59)  # randint(2, 60)
+        b = 2 + _below(bits, MAX_ANSWER - a - 1) if a <= MAX_ANSWER - 2 else 2  # randint(2, MAX_ANSWER - a)
         return f"{a} + {b}", a + b
     if op == "-":
-        a = rng.randint(MIN_ANSWER + 1, 99)
-        b = rng.randint(1, a - MIN_ANSWER)
+        a = MIN_ANSWER + 1 + _below(bits, 99 - MIN_ANSWER)  # randint(MIN_ANSWER + 1, 99)
+        b = 1 + _below(bits, a - MIN_ANSWER)  # randint(1, a - MIN_ANSWER)
         return f"{a} - {b}", a - b
     if op == "*":
-        a = rng.randint(2, 12)
-        b = rng.randint(2, MAX_ANSWER // a)
+        a = 2 + _below(bits, 11)  # randint(2, 12)
+        b = 2 + _below(bits, MAX_ANSWER // a - 1)  # randint(2, MAX_ANSWER // a)
         return f"{a} × {b}", a * b
-    b = rng.randint(2, 9)
-    answer = rng.randint(MIN_ANSWER, 99 // b)
+    b = 2 + _below(bits, 8)  # randint(2, 9)
+    answer = MIN_ANSWER + _below(bits, 99 // b - MIN_ANSWER + 1)  # randint(MIN_ANSWER, 99 // b)
     return f"{answer * b} ÷ {b}", answer
 
 
@@ -89,17 +103,15 @@ def generate_puzzles(rng: random.Random, count: int, used: set[str] | None = Non
     answers: set[int] = set()
     puzzles: list[Puzzle] = []
     rejected = 0
-
-    def fits(text: str, answer: int) -> bool:
-        return text not in texts and text not in used and answer not in answers
-
     while len(puzzles) < count:
         text, answer = _draw(rng)
-        if not (fits(text, answer) and MIN_ANSWER <= answer <= MAX_ANSWER):
+        if text in texts or text in used or answer in answers or not MIN_ANSWER <= answer <= MAX_ANSWER:
             rejected += 1
             if rejected < _MAX_REJECTIONS:
                 continue
-            remaining = [(t, v) for t, v in all_puzzles() if fits(t, v)]
+            remaining = [
+                (t, v) for t, v in all_puzzles() if t not in texts and t not in used and v not in answers
+            ]
             if not remaining:
                 raise ConfigError(
                     "game.games", f"the puzzle generator ran out of unused puzzles after {len(used)} puzzles"
@@ -107,8 +119,8 @@ def generate_puzzles(rng: random.Random, count: int, used: set[str] | None = Non
             text, answer = rng.choice(remaining)
         texts.add(text)
         answers.add(answer)
-        puzzles.append(Puzzle(index=len(puzzles) + 1, text=f"What is {text}?", answer=answer))
-    used.update(p.text.removeprefix("What is ").removesuffix("?") for p in puzzles)
+        puzzles.append(Puzzle(len(puzzles) + 1, f"What is {text}?", answer))
+    used.update(texts)
     return puzzles
 
 

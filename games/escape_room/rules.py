@@ -63,6 +63,7 @@ class GameState:
     deaths: list[tuple[str, str, int]] = field(default_factory=list)  # (seat, cause, round)
     reports: list[RoundReport] = field(default_factory=list)
     rules: RuleOptions = field(default_factory=RuleOptions)
+    own_puzzles: dict[str, int] = field(default_factory=dict)  # seat → its puzzle (``owners`` inverted)
 
     @property
     def over(self) -> bool:
@@ -75,10 +76,12 @@ class GameState:
         return "all_dead" if not self.alive else "max_rounds"
 
     def own_puzzle(self, seat: str) -> int:
-        for index, owner in self.owners.items():
-            if owner == seat:
-                return index
-        raise KeyError(seat)
+        index = self.own_puzzles.get(seat)
+        if index is None:
+            index = next((k for k, owner in self.owners.items() if owner == seat), None)
+            if index is None:
+                raise KeyError(seat)
+        return index
 
     def capsule_views(self) -> dict[int, tuple[CapsuleView, ...]]:
         return {
@@ -147,6 +150,7 @@ def new_game(
         alive=list(seats),
         max_rounds=max_rounds,
         rules=rules or RuleOptions(),
+        own_puzzles={owner: k for k, owner in owners.items()},
     )
 
 
@@ -209,22 +213,37 @@ def _verify(state: GameState, seat: str, puzzle: int, answer: int) -> Verificati
 def resolve_password(state: GameState, password: dict[int, str]) -> dict[int, str]:
     """The labels a password's names select now (see :meth:`GameState.resolve_capsule`); a name that
     selects nothing is kept as written."""
-    out = {}
-    for k, name in sorted(password.items()):
-        capsule = state.resolve_capsule(k, name)
-        out[k] = capsule.label if capsule is not None else name
-    return out
+    return _check_password(state, password)[0]
 
 
 def password_correct(state: GameState, password: dict[int, str]) -> bool:
     """Numeric check of every slot; a missing slot or a name that selects no capsule is wrong."""
-    if set(password) != set(state.puzzles):
-        return False
-    for k, name in password.items():
+    return _check_password(state, password)[1]
+
+
+def _check_password(state: GameState, password: dict[int, str]) -> tuple[dict[int, str], bool]:
+    """(:func:`resolve_password`, :func:`password_correct`), each name resolved once."""
+    labels = {}
+    correct = password.keys() == state.puzzles.keys()
+    for k, name in sorted(password.items()):
         capsule = state.resolve_capsule(k, name)
-        if capsule is None or capsule.value != state.puzzles[k].answer:
-            return False
-    return True
+        if capsule is None:
+            labels[k] = name
+            correct = False
+        else:
+            labels[k] = capsule.label
+            if correct and capsule.value != state.puzzles[k].answer:
+                correct = False
+    return labels, correct
+
+
+def _uniform(rng: random.Random) -> Draw:
+    """The default draw: uniform with the game's RNG."""
+
+    def draw(kind: str, options: Sequence[str]) -> str:
+        return options[rng.randrange(len(options))]
+
+    return draw
 
 
 def resolve_round(
@@ -242,26 +261,25 @@ def resolve_round(
     Password names resolve after the round's verifications, as in the reference.
     """
     if draw is None:
-
-        def draw(kind: str, options: Sequence[str]) -> str:
-            return options[rng.randrange(len(options))]
-
+        draw = _uniform(rng)
     state.round += 1
-    verifications = tuple(
-        _verify(state, seat, resolved[seat].target, verify_answers[seat])  # type: ignore[arg-type]
-        for seat in state.seats
-        if seat in resolved and resolved[seat].kind == "verify"
-    )
-    volunteers = tuple(s for s in state.seats if s in resolved and resolved[s].kind == "volunteer")
+    verifications = []
+    volunteers = []
+    for seat in state.seats:
+        action = resolved.get(seat)
+        if action is None:
+            continue
+        if action.kind == "verify":
+            verifications.append(_verify(state, seat, action.target, verify_answers[seat]))  # type: ignore[arg-type]
+        elif action.kind == "volunteer":
+            volunteers.append(seat)
     chosen: str | None = None
     password: dict[int, str] | None = None
     correct: bool | None = None
     deaths: list[tuple[str, str]] = []
     if volunteers:
-        chosen = draw("volunteer", volunteers)
-        named = resolved[chosen].password
-        correct = password_correct(state, named)  # type: ignore[arg-type]
-        password = resolve_password(state, named)  # type: ignore[arg-type]
+        chosen = draw("volunteer", tuple(volunteers))
+        password, correct = _check_password(state, resolved[chosen].password)  # type: ignore[arg-type]
         if correct:
             state.escaped = True
             state.escape_round = state.round
@@ -277,8 +295,8 @@ def resolve_round(
         game=game,
         round=state.round,
         actions={s: resolved[s].describe() for s in state.seats if s in resolved},
-        verifications=verifications,
-        volunteers=volunteers,
+        verifications=tuple(verifications),
+        volunteers=tuple(volunteers),
         chosen_volunteer=chosen,
         password=password,
         password_correct=correct,

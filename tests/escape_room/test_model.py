@@ -195,3 +195,52 @@ def test_a_session_needing_more_puzzles_than_the_generator_supplies_is_a_config_
     check_session_size(limit, 4)
     with pytest.raises(ConfigError, match=r"game\.games.*needs \d+ distinct puzzles.*supplies \d+ puzzles"):
         check_session_size(limit + 1, 4)
+
+
+def test_a_reused_model_deals_the_same_games_as_new_models():
+    """One Mesa model per session: ``next_game`` reseeds and resets, so each game (puzzles, sealed capsules,
+    draws, decisions) equals the game a fresh model seeded alike plays."""
+    from agents.escape_room.bayes import BayesAgent
+
+    options = make_options("TTFFTTFTFT")
+
+    def team() -> dict[str, EscapeRoomPolicy]:
+        policies = {s: BayesAgent() for s in "ABC"} | {"D": ScriptedPartner()}
+        start_all(policies)
+        return policies
+
+    def digest(rec: Any) -> tuple[Any, ...]:
+        state = rec.state
+        return (rec.seed, state.outcome, state.round, tuple(state.deaths), dict(state.coins),
+                [(d.seat, d.round, d.resolved.describe()) for d in rec.decisions])  # fmt: skip
+
+    fresh_team, reused_team = team(), team()
+    fresh_used: set[str] = set()
+    model = None
+    for game in range(1, len(options.d_correct) + 1):
+        seed = 1000 + 7 * game
+        fresh = EscapeRoomModel(seed=seed, game=game, options=options, policies=fresh_team, partner_puzzle=4,
+                                used_puzzles=fresh_used).play_sync()  # fmt: skip
+        if model is None:
+            model = EscapeRoomModel(
+                seed=seed, game=game, options=options, policies=reused_team, partner_puzzle=4
+            )
+        else:
+            model.next_game(seed=seed, game=game)
+        assert model.steps == 0 and model.record.game == game
+        assert digest(model.play_sync()) == digest(fresh)
+        assert model.steps == model.state.round  # Mesa counts the rounds of the game in play
+    assert len(model.agents) == 4  # the seats were created once
+
+
+def test_puzzle_draws_equal_the_random_module_draws():
+    """Puzzles are dealt with ``random.Random``'s own draw (``_below``), minus its argument checks."""
+    import random
+
+    from games.escape_room.puzzles import _below
+
+    for seed in range(300):
+        ours, theirs = random.Random(seed), random.Random(seed)
+        for n in (1, 2, 3, 4, 8, 11, 59, 95, 1000, 2**40 + 3):
+            assert _below(ours.getrandbits, n) == theirs.randrange(n)
+        assert ours.getrandbits(64) == theirs.getrandbits(64)
