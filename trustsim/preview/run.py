@@ -25,6 +25,7 @@ from trustsim.preview.client import CURRENT_ROUND, PreviewClient, preview_client
 from trustsim.preview.report import Estimate, lines, play_for, summarise
 from trustsim.progress import make_progress
 from trustsim.rundir import RunRecorder
+from trustsim.rundir.schema import event_units
 
 PREVIEW_FILE = "preview.json"
 
@@ -34,14 +35,18 @@ class PreviewRecorder(RunRecorder):
 
     invalid = 0  # model answers the game recorded invalid (a stand-in answer it could not use)
 
+    def __init__(self, run_dir: Path) -> None:
+        super().__init__(run_dir)
+        self._bounds = unit_bounds()
+
     def event(self, type: str, **fields: Any) -> None:
-        _follow(type, fields.get("round"))
+        _follow(type, fields.get("round"), self._bounds)
         self.invalid += _invalid_answers(fields)
         super().event(type, **fields)
 
     def event_json(self, type: str, body: str) -> None:  # events a game writes as JSON text
         found = _ROUND_FIELD.search(body) if type == "round_start" else None
-        _follow(type, int(found.group(1)) if found else None)
+        _follow(type, int(found.group(1)) if found else None, self._bounds)
         self.invalid += '"valid":false' in body and '"raw":' in body
         parent = getattr(super(), "event_json", None)
         if parent is not None:
@@ -59,11 +64,17 @@ def _invalid_answers(fields: dict[str, Any]) -> int:
     return count + sum(_invalid_answers(v) for v in fields.values() if isinstance(v, dict))
 
 
-def _follow(type: str, round: Any) -> None:
-    """The round being played in this task: set at ``round_start``, cleared at a game's start and end."""
+def unit_bounds() -> frozenset[str]:
+    """The start and end event types of every registered game's unit of play (``GameSpec.unit``)."""
+    return frozenset(t for unit in event_units().values() for t in (unit.start, unit.end))
+
+
+def _follow(type: str, round: Any, bounds: frozenset[str]) -> None:
+    """The round being played in this task: set at ``round_start``, cleared where a unit of play (e.g. an
+    escape-room game) starts or ends."""
     if type == "round_start" and isinstance(round, int):
         CURRENT_ROUND.set(round)
-    elif type in ("game_start", "game_end"):
+    elif type in bounds:
         CURRENT_ROUND.set(None)
 
 
