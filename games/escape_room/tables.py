@@ -1,15 +1,26 @@
-"""Rows of the escape-room tables (decisions, games, agent_games, predictions) from finished games."""
+"""Rows of the escape-room tables (decisions, games, agent_games, predictions) from finished games.
+
+Rows are built as CSV lines (:meth:`TableBuilder.lines`, written by ``TableWriter.write_lines``): the cells
+that are the same for a whole session (run id, seat, agent, model, prompt, memory, schedule) are joined and
+quoted once per session, so a row formats only the cells that vary. Every cell that could hold a comma, a quote
+or a line break goes through ``csv_cell`` (the ``csv`` module's quoting); numbers and booleans never do. The
+same rows as mappings (``decision_rows`` and the others) are read back from the lines.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import csv
+import io
+from typing import TYPE_CHECKING, Any
 
-from games.escape_room.model import GameRecord
 from games.escape_room.options import PARTNER_SEAT
-from games.escape_room.rules import GameState
-from games.escape_room.types import CapsuleView
 from trustsim.rundir import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the one schema, re-exported
-from trustsim.rundir.writer import bool_text, cell_text
+from trustsim.rundir.writer import bool_text, cell_text, csv_cell
+
+if TYPE_CHECKING:  # annotations only: registering the game (discovery) does not import mesa
+    from games.escape_room.model import DecisionRecord, GameRecord
+    from games.escape_room.rules import GameState
+    from games.escape_room.types import CapsuleView
 
 PUZZLES = (1, 2, 3, 4)
 DECISION_COLUMNS = [
@@ -100,6 +111,31 @@ def default_trusted(capsules: tuple[CapsuleView, ...], owner: str) -> str:
     return best.label
 
 
+def _text(value: Any) -> str:
+    """A cell of any value (:func:`cell_text`), quoted for a CSV line (:func:`csv_cell`)."""
+    kind = type(value)
+    if kind is int:
+        return str(value)
+    if value is None:
+        return ""
+    if kind is str:
+        return csv_cell(value)
+    return csv_cell(cell_text(value))
+
+
+_WORDS = frozenset(("pass", "verify", "volunteer", "invalid"))  # action kinds: cells that need no quoting
+_NO_CONFIDENCE = ("", "", "", "", "")
+
+
+def _rows(columns: list[str], lines: list[str]) -> list[dict[str, str]]:
+    """Lines read back as rows (column → cell text)."""
+    text = io.StringIO("".join(line + "\n" for line in lines), newline="")
+    return [dict(zip(columns, cells, strict=True)) for cells in csv.reader(text)]
+
+
+_CONF_CACHE = 4096  # most distinct confidences remembered per session (memory stays flat)
+
+
 class TableBuilder:
     """Builds the rows of one session's games; ``cell`` holds run-wide keys (run_id, agent, model, ...)."""
 
@@ -118,211 +154,192 @@ class TableBuilder:
         self.seat_agents = seat_agents
         self.llm_seats = llm_seats
         self.seat_prompts = seat_prompts  # mixed teams: each seat's prompt style (None: the cell's)
-        self._prompts = {s: cell_text(v) for s, v in (seat_prompts or {}).items()}
-        self._seat_texts: dict[str, tuple[str, str, str, str]] = {}
-        self._text = (  # run_id, session, prompt, memory, schedule as cell text
-            cell_text(cell["run_id"]),
-            str(session),
-            cell_text(cell.get("prompt")),
-            cell_text(cell["memory"]),
-            cell_text(cell["schedule"]),
+        run_id = _text(cell["run_id"])
+        memory, schedule = _text(cell["memory"]), _text(cell["schedule"])
+        prompt = cell_text(cell.get("prompt"))
+        prompts = {s: cell_text(v) for s, v in (seat_prompts or {}).items()}
+        self._head = f"{run_id},{session},"  # run_id,session, (decisions, games, agent_games)
+        self._seat: dict[str, str] = {}  # seat → seat,is_partner,agent,model,prompt,memory,schedule,
+        self._forecaster: dict[str, str] = {}  # seat → predictions' run_id ... schedule,
+        self._subject: dict[str, str] = {}  # seat → predictions' subject,subject_kind,
+        for seat in seat_agents:
+            agent, model = _text(seat_agents[seat]), _text(seat_models[seat])
+            partner = seat == PARTNER_SEAT
+            seat_cell = csv_cell(seat)
+            self._seat[seat] = (
+                f"{seat_cell},{bool_text(partner)},{agent},{model},{csv_cell(prompts.get(seat, prompt))},"
+                f"{memory},{schedule},"
+            )
+            self._forecaster[seat] = f"{run_id},escape_room,s{session},{model},{agent},{memory},{schedule},"
+            self._subject[seat] = f"{seat_cell},{'scripted_partner' if partner else 'agent'},"
+        team = cell.get("team") or None  # mixed teams: A=llm:m1;B=llm:m1;C=bayes (empty: default)
+        self._game_cells = (  # games: agent ... partner_slot
+            f"{_text(cell['agent'])},{_text(cell['model'])},{_text(team)},{csv_cell(prompt)},{memory},{schedule},"
+            f"{_text(cell['partner_slot'])},"
         )
+        self._conf_cells: dict[tuple[Any, ...], tuple[str, ...]] = {}  # see _confidences
+        self._items: dict[tuple[int, str], str] = {}  # (puzzle, capsule label) → the predictions' item cell
 
-    def _seat_text(self, seat: str) -> tuple[str, str, str, str]:
-        """(seat, is_partner, agent, model) as cell text, computed once per seat."""
-        text = self._seat_texts.get(seat)
-        if text is None:
-            text = self._seat_texts[seat] = (
-                seat,
-                bool_text(seat == PARTNER_SEAT),
-                cell_text(self.seat_agents[seat]),
-                cell_text(self.seat_models[seat]),
-            )
-        return text
+    def _confidences(self, conf: dict[int, Any]) -> tuple[str, str, str, str, str]:
+        """("", conf_Q1, ..., conf_Q4): the cells of a stated confidence, indexed by puzzle. Remembered per
+        session when all four are non-zero floats (equal floats have equal text; 0.0 and -0.0 do not)."""
+        values = v1, v2, v3, v4 = conf.get(1), conf.get(2), conf.get(3), conf.get(4)
+        floats = type(v1) is float and type(v2) is float and type(v3) is float and type(v4) is float
+        if floats:
+            cells = self._conf_cells.get(values)
+            if cells is not None:
+                return cells
+        cells = ("", _text(v1), _text(v2), _text(v3), _text(v4))
+        if floats and v1 and v2 and v3 and v4 and len(self._conf_cells) < _CONF_CACHE:
+            self._conf_cells[values] = cells
+        return cells
 
-    def decision_rows(self, rec: GameRecord) -> list[dict[str, str]]:
-        """One row per decision, as cell text (the writer's fast path; same cells as typed values give)."""
+    def lines(self, rec: GameRecord) -> dict[str, list[str]]:
+        """The game's rows of every table (decisions, games, agent_games, predictions), as CSV lines."""
         state = rec.state
-        run_id, session, prompt, memory, schedule = self._text
         game = str(rec.game)
-        d_correct = bool_text(rec.d_correct)
+        head = f"{self._head}{game},"
+        d_correct = "true" if rec.d_correct else "false"
         partner = rec.partner_puzzle
-        partner_text = str(partner)
-        own = {seat: str(state.own_puzzle(seat)) for seat in state.seats}
-        rows = []
+        own = {seat: state.own_puzzle(seat) for seat in state.seats}
+        seat_cells = self._seat
+        seat_game = {seat: f"{seat_cells[seat]}{d_correct},{partner},{own[seat]}," for seat in state.seats}
+        decisions: list[str] = []
+        predictions: list[str] = []
+        forecasts = []  # (decision, its confidence cells) of the decisions that give prediction rows
+        llm_seats = self.llm_seats
         for d in rec.decisions:
-            a = d.decision.action
-            conf = d.decision.confidence or {}
-            seat, is_partner, agent, model = self._seat_text(d.seat)
+            dec = d.decision
+            a = dec.action
+            kind = None if a is None else a.kind
             resolved = d.resolved
-            verify = a is not None and a.kind == "verify"
-            volunteer = a is not None and a.kind == "volunteer"
-            rows.append(
-                {
-                    "run_id": run_id,
-                    "session": session,
-                    "game": game,
-                    "round": str(d.round),
-                    "seat": seat,
-                    "is_partner": is_partner,
-                    "agent": agent,
-                    "model": model,
-                    "prompt": self._prompts.get(seat, prompt),
-                    "memory": memory,
-                    "schedule": schedule,
-                    "d_correct": d_correct,
-                    "partner_puzzle": partner_text,
-                    "own_puzzle": own[seat],
-                    "coins_before": str(d.coins_before),
-                    "action": d.requested,
-                    "target": cell_text(a.target) if verify else "",  # type: ignore[union-attr]
-                    "password": (password_text(a.password) or "") if volunteer else "",  # type: ignore[union-attr]
-                    "valid": bool_text(d.valid),
-                    "invalid_reason": cell_text(d.invalid_reason),
-                    "resolved_action": resolved.kind,
-                    "verify_partner": bool_text(resolved.kind == "verify" and resolved.target == partner),
-                    "conf_Q1": cell_text(conf.get(1)),
-                    "conf_Q2": cell_text(conf.get(2)),
-                    "conf_Q3": cell_text(conf.get(3)),
-                    "conf_Q4": cell_text(conf.get(4)),
-                    "prompt_tokens": cell_text(d.decision.prompt_tokens),
-                    "completion_tokens": cell_text(d.decision.completion_tokens),
-                }
+            conf = dec.confidence
+            cells = self._confidences(conf) if conf else _NO_CONFIDENCE
+            requested, reason, done = d.requested, d.invalid_reason, resolved.kind
+            pt, ct = dec.prompt_tokens, dec.completion_tokens
+            decisions.append(
+                f"{head}{d.round},{seat_game[d.seat]}{d.coins_before},"
+                f"{requested if requested in _WORDS else csv_cell(requested)},"
+                f"{_text(a.target) if kind == 'verify' else ''},"  # type: ignore[union-attr]
+                f"{csv_cell(password_text(a.password) or '') if kind == 'volunteer' else ''},"  # type: ignore[union-attr]
+                f"{'true' if d.valid else 'false'},{'' if reason is None else _text(reason)},"
+                f"{done if done in _WORDS else csv_cell(done)},"
+                f"{'true' if done == 'verify' and resolved.target == partner else 'false'},"
+                f"{cells[1]},{cells[2]},{cells[3]},{cells[4]},"
+                f"{pt if type(pt) is int else _text(pt)},{ct if type(ct) is int else _text(ct)}"
             )
-        return rows
+            if conf is not None or d.seat in llm_seats:  # else the policy never states a confidence
+                forecasts.append((d, cells if conf is not None else _NO_CONFIDENCE))
+        if forecasts:
+            predictions = self._prediction_lines(rec, game, own, forecasts)
+        return {
+            "decisions": decisions,
+            "games": [self._game_line(rec, head)],
+            "agent_games": self._agent_game_lines(rec, head, d_correct),
+            "predictions": predictions,
+        }
 
-    def game_row(self, rec: GameRecord) -> dict[str, str]:
-        """The game's row, as cell text."""
+    def _prediction_lines(
+        self,
+        rec: GameRecord,
+        game: str,
+        own: dict[str, int],
+        forecasts: list[tuple[DecisionRecord, tuple[str, ...]]],
+    ) -> list[str]:
+        """Stated P(trusted capsule is right) per non-own puzzle, scored against the capsule's truth."""
         state = rec.state
-        t = cell_text
-        run_id, session, prompt, memory, schedule = self._text
+        owners = state.owners
+        views = rec.views
+        labels_by_round: dict[int, dict[int, set[str]]] = {}  # capsule labels per puzzle, per round's table
+        defaults: dict[tuple[int, int], str] = {}  # (round, puzzle) → the capsule trusted by default
+        tails: dict[
+            tuple[int, str], str
+        ] = {}  # (puzzle, label) → outcome,p_exact,source,item (capsule values
+        # never change within a game)
+        heads: dict[str, dict[int, str]] = {}  # seat → puzzle → run_id ... subject_kind,
+        items = self._items
+        lines = []
+        for d, ps in forecasts:
+            seat, rnd = d.seat, d.round
+            pre = heads.get(seat)
+            if pre is None:
+                forecaster = self._forecaster[seat]
+                pre = heads[seat] = {
+                    k: forecaster + (self._subject.get(owner) or self._subject_cells(owner))
+                    for k, owner in owners.items()
+                }
+            trusted = d.decision.trusted or {}
+            labels = labels_by_round.get(rnd)
+            if labels is None:
+                labels = labels_by_round[rnd] = {k: {c.label for c in caps} for k, caps in views[rnd].items()}
+            when = f"{game},{rnd},"
+            seat_own = own[seat]
+            for k in PUZZLES:
+                if k == seat_own:
+                    continue
+                label = trusted.get(k)
+                if label is None or label not in labels[k]:
+                    label = defaults.get((rnd, k))
+                    if label is None:
+                        label = defaults[(rnd, k)] = default_trusted(views[rnd][k], owners[k])
+                tail = tails.get((k, label))
+                if tail is None:
+                    item = items.get((k, label))
+                    if item is None:
+                        item = items[(k, label)] = csv_cell(f"Q{k}:{label}")
+                    tail = tails[(k, label)] = f"{'1' if _right(state, k, label) else '0'},,native,{item}"
+                lines.append(f"{pre[k]}{when}{ps[k]},{tail}")
+        return lines
+
+    def _subject_cells(self, seat: str) -> str:
+        return f"{csv_cell(seat)},{'scripted_partner' if seat == PARTNER_SEAT else 'agent'},"
+
+    def _game_line(self, rec: GameRecord, head: str) -> str:
+        state = rec.state
         tested = [d for d in rec.decisions if d.seat != PARTNER_SEAT]
         verifies = [d for d in tested if d.resolved.kind == "verify"]
         escape_round = state.escape_round
         causes = [c for _, c, _ in state.deaths]
-        cell = self.cell
-        return {
-            "run_id": run_id,
-            "session": session,
-            "game": str(rec.game),
-            "seed": t(rec.seed),
-            "agent": t(cell["agent"]),
-            "model": t(cell["model"]),
-            "team": t(cell.get("team") or None),  # mixed teams: A=llm:m1;B=llm:m1;C=bayes (empty: default)
-            "prompt": prompt,
-            "memory": memory,
-            "schedule": schedule,
-            "partner_slot": t(cell["partner_slot"]),
-            "d_correct": bool_text(rec.d_correct),
-            "partner_puzzle": t(rec.partner_puzzle),
-            "outcome": state.outcome,
-            "escaped": bool_text(state.escaped),
-            "rounds": t(state.round),
-            "escape_round": t(escape_round),
-            "verifications": str(len(verifies)),
-            "partner_verifications": str(sum(d.resolved.target == rec.partner_puzzle for d in verifies)),
-            "protective_verifications": str(
-                sum(d.round < escape_round for d in verifies) if escape_round else 0
-            ),
-            "volunteers": str(sum(d.resolved.kind == "volunteer" for d in tested)),
-            "deaths_wrong_password": str(causes.count("wrong_password")),
-            "deaths_no_volunteer": str(causes.count("no_volunteer")),
-            "survivors": t(";".join(state.alive)),
-            "invalid": str(sum(not d.valid for d in tested)),
-        }
+        partner = rec.partner_puzzle
+        protective = sum(d.round < escape_round for d in verifies) if escape_round else 0
+        return (
+            f"{head}{_text(rec.seed)},{self._game_cells}{bool_text(rec.d_correct)},{_text(partner)},"
+            f"{csv_cell(state.outcome)},{bool_text(state.escaped)},{_text(state.round)},{_text(escape_round)},"
+            f"{len(verifies)},{sum(d.resolved.target == partner for d in verifies)},{protective},"
+            f"{sum(d.resolved.kind == 'volunteer' for d in tested)},{causes.count('wrong_password')},"
+            f"{causes.count('no_volunteer')},{_text(';'.join(state.alive))},{sum(not d.valid for d in tested)}"
+        )
 
-    def agent_game_rows(self, rec: GameRecord) -> list[dict[str, str]]:
-        """One row per seat, as cell text."""
+    def _agent_game_lines(self, rec: GameRecord, head: str, d_correct: str) -> list[str]:
         state = rec.state
-        t = cell_text
-        run_id, session, prompt, memory, schedule = self._text
-        game, d_correct = str(rec.game), bool_text(rec.d_correct)
         deaths = {seat: (cause, rnd) for seat, cause, rnd in state.deaths}
         verifications = dict.fromkeys(state.seats, 0)
         for d in rec.decisions:
             if d.resolved.kind == "verify":
                 verifications[d.seat] += 1
-        rows = []
+        alive = state.alive
+        lines = []
         for seat in state.seats:
             cause, rnd = deaths.get(seat, (None, None))
-            seat_text, is_partner, agent, model = self._seat_text(seat)
-            rows.append(
-                {
-                    "run_id": run_id,
-                    "session": session,
-                    "game": game,
-                    "seat": seat_text,
-                    "is_partner": is_partner,
-                    "agent": agent,
-                    "model": model,
-                    "prompt": self._prompts.get(seat, prompt),  # mixed teams: the seat's own style
-                    "memory": memory,
-                    "schedule": schedule,
-                    "d_correct": d_correct,
-                    "survived": bool_text(seat in state.alive),
-                    "death_cause": t(cause),
-                    "death_round": t(rnd),
-                    "rounds_alive": t(rec.rounds_alive.get(seat, 0)),
-                    "coins": t(state.coins[seat]),
-                    "score": t(state.score(seat)),
-                    "verifications": str(verifications[seat]),
-                }
+            lines.append(
+                f"{head}{self._seat[seat]}{d_correct},{bool_text(seat in alive)},{_text(cause)},{_text(rnd)},"
+                f"{_text(rec.rounds_alive.get(seat, 0))},{_text(state.coins[seat])},{_text(state.score(seat))},"
+                f"{verifications[seat]}"
             )
-        return rows
+        return lines
+
+    # The same rows as mappings (column → cell text), read back from the lines.
+    def decision_rows(self, rec: GameRecord) -> list[dict[str, str]]:
+        return _rows(DECISION_COLUMNS, self.lines(rec)["decisions"])
+
+    def game_row(self, rec: GameRecord) -> dict[str, str]:
+        return _rows(GAME_COLUMNS, self.lines(rec)["games"])[0]
+
+    def agent_game_rows(self, rec: GameRecord) -> list[dict[str, str]]:
+        return _rows(AGENT_GAME_COLUMNS, self.lines(rec)["agent_games"])
 
     def prediction_rows(self, rec: GameRecord) -> list[dict[str, str]]:
-        """Stated P(trusted capsule is right) per non-own puzzle, scored against the capsule's truth (rows as
-        cell text)."""
-        state = rec.state
-        run_id, _, _, memory, schedule = self._text
-        cluster = f"s{self.session}"
-        game = str(rec.game)
-        labels_by_round: dict[int, dict[int, set[str]]] = {}  # capsule labels per puzzle, per round's table
-        truth: dict[tuple[int, str], str] = {}  # (puzzle, label) → outcome text; capsule values never change
-        rows = []
-        for d in rec.decisions:
-            conf = d.decision.confidence
-            if conf is None and d.seat not in self.llm_seats:
-                continue  # this policy never states a confidence
-            own = state.own_puzzle(d.seat)
-            trusted = d.decision.trusted or {}
-            views = rec.views[d.round]
-            labels = labels_by_round.get(d.round)
-            if labels is None:
-                labels = labels_by_round[d.round] = {k: {c.label for c in caps} for k, caps in views.items()}
-            _, _, agent, model = self._seat_text(d.seat)
-            round_text = str(d.round)
-            for k in PUZZLES:
-                if k == own:
-                    continue
-                owner = state.owners[k]
-                label = trusted.get(k)
-                if label is None or label not in labels[k]:
-                    label = default_trusted(views[k], owner)
-                right = truth.get((k, label))
-                if right is None:
-                    right = truth[(k, label)] = "1" if _right(state, k, label) else "0"
-                rows.append(
-                    {
-                        "run_id": run_id,
-                        "game_type": "escape_room",
-                        "cluster": cluster,
-                        "model": model,
-                        "agent": agent,
-                        "memory": memory,
-                        "schedule": schedule,
-                        "subject": owner,
-                        "subject_kind": "scripted_partner" if owner == PARTNER_SEAT else "agent",
-                        "game": game,
-                        "round": round_text,
-                        "p": "" if conf is None else cell_text(conf.get(k)),
-                        "outcome": right,
-                        "p_exact": "",
-                        "source": "native",
-                        "item": f"Q{k}:{label}",
-                    }
-                )
-        return rows
+        return _rows(PREDICTION_COLUMNS, self.lines(rec)["predictions"])
 
 
 def _right(state: GameState, puzzle: int, label: str) -> bool:

@@ -15,18 +15,25 @@ import json
 import os
 import time
 from collections.abc import Iterable, Mapping
+from itertools import repeat
 from json.encoder import encode_basestring
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from trustsim.rundir.schema import EVENT_UNITS, EVENTS, TableSchema
+from trustsim.rundir.schema import EVENTS, TableSchema, unit_starts
 
 FLUSH_EVERY_S = 1.0
 """Longest time buffered events wait before they are written out (while events keep arriving)."""
 
-UNIT_STARTS = frozenset(unit.start for unit in EVENT_UNITS.values()) | {"session_start"}
-"""Event types before which the recorder writes out everything buffered (the previous unit is complete)."""
+
+def __getattr__(name: str) -> Any:
+    """``UNIT_STARTS``: the event types before which the recorder writes out everything buffered (the previous
+    unit of play is complete): :func:`trustsim.rundir.schema.unit_starts`, read from the game registry when
+    first asked for (never while ``trustsim.rundir`` is being imported)."""
+    if name == "UNIT_STARTS":
+        return unit_starts()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def format_cell(value: Any) -> Any:
@@ -54,6 +61,20 @@ def cell_text(value: Any) -> str:
     if kind is float:
         return repr(round(value, 10))
     return str(value)
+
+
+def csv_cell(text: str) -> str:
+    """One cell of a CSV line as the ``csv`` module writes it (minimal quoting): ``text`` itself, or quoted
+    when it holds a comma, a quote or a line break. For rows built as lines (:meth:`TableWriter.write_lines`)."""
+    if "," not in text and '"' not in text and "\n" not in text and "\r" not in text:
+        return text
+    return _quoted_cells([text, ""])[:-1]  # the csv module's own quoting (a second cell: never a lone cell)
+
+
+def _quoted_cells(cells: list[str]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerow(cells)
+    return out.getvalue()[:-1]
 
 
 def bool_text(value: bool) -> str:
@@ -156,27 +177,24 @@ def json_list(values: Iterable[Any]) -> str:
 class TableWriter:
     """Streams rows of one CSV table; the column order is fixed at creation.
 
-    Rows are mappings (column → value; a missing column is an empty cell). Cells are formatted by
-    :func:`format_cell` and quoted as the ``csv`` module does (minimal quoting). A row whose values are all
-    already text (see :func:`cell_text`) takes a fast path. Lines are buffered until :meth:`flush`
-    (the run recorder flushes before every unit of play) or :meth:`close`.
+    Rows are mappings (column → value; a missing column is an empty cell): :meth:`write_rows`. Cells are
+    formatted by :func:`format_cell` and quoted as the ``csv`` module does (minimal quoting). A row whose values
+    are all already text (see :func:`cell_text`) takes a fast path. Rows already built as CSV lines take
+    :meth:`write_lines`, which checks every line. Lines are buffered until :meth:`flush` (the run recorder
+    flushes before every unit of play) or :meth:`close`; a flush is one write call.
     """
 
     def __init__(self, path: Path, columns: Iterable[str]) -> None:
         self.path = path
         self.columns = list(columns)
-        self._fh: TextIO = path.open("w", encoding="utf-8", newline="")
+        self._fh = _open_for_writing(path)
         n = len(self.columns)
         self._get = itemgetter(*self.columns) if n > 1 else None
         self._commas = n - 1
         self._pending: list[str] = [self._quoted([str(c) for c in self.columns])]
         self.rows = 0
 
-    @staticmethod
-    def _quoted(cells: list[str]) -> str:
-        out = io.StringIO()
-        csv.writer(out, lineterminator="\n").writerow(cells)
-        return out.getvalue()[:-1]
+    _quoted = staticmethod(_quoted_cells)
 
     def _plain(self, line: str) -> bool:
         """True when ``line`` (cells joined by commas) needs no quoting: no cell holds a comma, a quote or a
@@ -202,17 +220,66 @@ class TableWriter:
             self._pending.append("\n".join(lines))
             self.rows += len(lines)
 
+    def write_lines(self, lines: list[str]) -> None:
+        """Write rows already built as CSV lines: one cell per column, joined by commas, each cell as
+        :func:`csv_cell` gives it (quoted where the ``csv`` module quotes), no line terminator.
+
+        Checked, so that a table never holds a line :meth:`write_rows` would not write: a block of lines
+        without quotes or line breaks passes when every line has one comma per column boundary; any other
+        line must parse to as many cells as there are columns and re-quote to itself. Otherwise
+        ``ValueError``, and nothing of ``lines`` is written.
+        """
+        if not lines:
+            return
+        block = "\n".join(lines)
+        commas = self._commas
+        if not (
+            commas
+            and '"' not in block
+            and "\r" not in block
+            and block.count("\n") == len(lines) - 1  # no line holds a line break
+            and block.count(",") == commas * len(lines)
+            and min(map(str.count, lines, repeat(","))) == commas  # ... so every line has exactly ``commas``
+        ):
+            for line in lines:
+                self._check_line(line)
+        self._pending.append(block)
+        self.rows += len(lines)
+
+    def _check_line(self, line: str) -> None:
+        if self._commas and self._plain(line):
+            return
+        parsed = list(csv.reader(io.StringIO(line, newline="")))
+        if len(parsed) != 1 or len(parsed[0]) != len(self.columns) or self._quoted(parsed[0]) != line:
+            raise ValueError(
+                f"{self.path.name}: not a CSV line of {len(self.columns)} cells as the csv module writes it "
+                f"(build cells with csv_cell): {line[:200]!r}"
+            )
+
     def flush(self) -> None:
-        """Write buffered lines out to the operating system."""
+        """Write buffered lines out to the operating system (one write call)."""
         if self._pending and not self._fh.closed:
-            self._fh.write("\n".join(self._pending) + "\n")
+            _write_all(self._fh, ("\n".join(self._pending) + "\n").encode("utf-8"))
             self._pending.clear()
-            self._fh.flush()
 
     def close(self) -> None:
         if not self._fh.closed:
             self.flush()
             self._fh.close()
+
+
+def _open_for_writing(path: Path) -> io.FileIO:
+    """An unbuffered binary file (truncated): each flush hands its bytes to the operating system in one call."""
+    return io.FileIO(path, "w")
+
+
+def _write_all(fh: io.FileIO, data: bytes) -> None:
+    """Write all of ``data`` (a raw write may take only part of it)."""
+    written = fh.write(data) or 0
+    if written < len(data):
+        view = memoryview(data)
+        while written < len(data):
+            written += fh.write(view[written:]) or 0
 
 
 def write_table(path: Path, columns: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> int:
@@ -241,15 +308,18 @@ class RunRecorder:
 
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._events: TextIO = (self.run_dir / EVENTS).open("w", encoding="utf-8")
+        self._events = _open_for_writing(self.run_dir / EVENTS)
         self._pending: list[str] = []
         self._tables: dict[str, TableWriter] = {}
         self._secrets = secret_values()
+        self._secret_breaks = any("\n" in v for v in self._secrets)  # see flush
         self._flushed_at = time.monotonic()
+        self._heads: dict[str, str] = {}  # event type → '"type":"..."' (its JSON text)
+        self._unit_starts = unit_starts()  # UNIT_STARTS
         self.seq = 0
 
     def event(self, type: str, **fields: Any) -> None:
-        if type in UNIT_STARTS:
+        if type in self._unit_starts:
             self.flush()  # the previous unit of play is complete: its events and rows reach the disk
         self._append(_EVENT_JSON.encode({"seq": self.seq, "type": type, **fields}))
 
@@ -257,29 +327,46 @@ class RunRecorder:
         """Append an event whose fields (after ``seq`` and ``type``) are given as JSON text: ``body`` is
         ``"key":value,...`` without braces (built with :func:`json_text`, :func:`json_object`,
         :func:`json_list`), the same line :meth:`event` writes for those fields, without the dict round trip."""
-        if type in UNIT_STARTS:
+        if type in self._unit_starts:
             self.flush()
-        head = f'{{"seq":{self.seq},"type":{encode_basestring(type)}'
-        self._append(f"{head},{body}}}" if body else head + "}")
+        head = self._heads.get(type)
+        if head is None:
+            head = self._heads[type] = f'"type":{encode_basestring(type)}'
+        self._pending.append(
+            f'{{"seq":{self.seq},{head},{body}}}' if body else f'{{"seq":{self.seq},{head}}}'
+        )
+        self.seq += 1
+        if time.monotonic() - self._flushed_at >= FLUSH_EVERY_S:
+            self.flush()
 
     def _append(self, line: str) -> None:
-        if self._secrets:
-            from trustsim.secrets import redact_text
-
-            line = redact_text(line, self._secrets)
         self._pending.append(line)
         self.seq += 1
         if time.monotonic() - self._flushed_at >= FLUSH_EVERY_S:
             self.flush()
 
     def flush(self) -> None:
-        """Write every buffered event and table row out to the operating system (no fsync)."""
+        """Write every buffered event and table row out to the operating system (no fsync): one write call per
+        file that has something new.
+
+        Secrets are redacted from the events' text here, from the whole block at once: the same text as redacting
+        each line, since a secret without a line break can only match within a line (the block's lines are
+        joined by line breaks). Were a secret to hold a line break, each line is redacted on its own.
+        """
         for table in self._tables.values():
             table.flush()
         if self._pending and not self._events.closed:
-            self._events.write("\n".join(self._pending) + "\n")
+            pending = self._pending
+            if self._secrets:
+                from trustsim.secrets import redact_text
+
+                if self._secret_breaks:
+                    pending = [redact_text(line, self._secrets) for line in pending]
+                else:
+                    pending = [redact_text("\n".join(pending), self._secrets)]
+            text = "\n".join(pending) + "\n"
+            _write_all(self._events, text.encode("utf-8"))
             self._pending.clear()
-            self._events.flush()
         self._flushed_at = time.monotonic()
 
     def table(self, name: str | TableSchema, columns: Iterable[str] | None = None) -> TableWriter:
