@@ -148,7 +148,7 @@ class EscapeRoomModel(mesa.Model):
         )
         self.used_puzzles = used_puzzles if used_puzzles is not None else set()
         self._event_json = getattr(recorder, "event_json", None)  # events built as JSON text (RunRecorder)
-        self._json_texts: dict[tuple[Any, ...], str] = {}  # see _json_object
+        self._json_texts: dict[tuple[Any, type], str] = {}  # see _json_object
         self._deal(seed, game)
 
     def next_game(self, *, seed: int, game: int) -> None:
@@ -301,10 +301,12 @@ class EscapeRoomModel(mesa.Model):
 
     def _event_decision(self, r: DecisionRecord) -> None:
         d = r.decision
-        action = d.action.describe() if d.action else None
+        action = d.action
+        action_text = "null" if action is None else json_str(action.describe())
+        resolved_text = action_text if r.resolved is action else json_str(r.resolved.describe())
         body = (
-            f'"round":{json_text(r.round)},"seat":{json_str(r.seat)},"action":{json_text(action)},'
-            f'"valid":{"true" if r.valid else "false"},"resolved":{json_str(r.resolved.describe())}'
+            f'"round":{r.round},"seat":{json_str(r.seat)},"action":{action_text},'
+            f'"valid":{"true" if r.valid else "false"},"resolved":{resolved_text}'
         )
         if r.invalid_reason:
             body += f',"invalid_reason":{json_text(r.invalid_reason)}'
@@ -322,15 +324,22 @@ class EscapeRoomModel(mesa.Model):
         self._emit("decision", body)
 
     def _json_object(self, mapping: dict[int, Any]) -> str:
-        """:func:`json_object`, remembered for the game (a seat's confidences and trusted capsules repeat from
-        round to round); the key holds the values' types, so 1 and 1.0 are told apart."""
-        key = (tuple(mapping.items()), tuple(map(type, mapping.values())))
+        """:func:`json_object` of a decision's per-puzzle mapping (confidences, trusted capsules). Texts of
+        values are remembered for the session (a seat states the same few values round after round); the
+        key holds the value's type, so 1 and 1.0 are told apart."""
+        get, remember = self._json_texts.get, self._value_json
         try:
-            text = self._json_texts.get(key)
+            parts = [
+                f'"{k}":{get((v, type(v))) or remember(v)}' for k, v in mapping.items() if type(k) is int
+            ]
         except TypeError:  # an unhashable value
             return json_object(mapping)
-        if text is None:
-            text = self._json_texts[key] = json_object(mapping)
+        if len(parts) != len(mapping):  # a key that is not an int
+            return json_object(mapping)
+        return "{" + ",".join(parts) + "}"
+
+    def _value_json(self, value: Any) -> str:
+        text = self._json_texts[value, type(value)] = json_text(value)
         return text
 
     def step(self) -> None:

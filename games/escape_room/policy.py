@@ -42,11 +42,24 @@ class EscapeRoomPolicy:
         "memory": "beliefs",  # what crosses games when memory is on
     }
 
+    _rng: np.random.Generator | None = None
+
     def __init__(self, memory: str = "transcript") -> None:
         self.memory = memory
         self.seat = "?"
-        self.rng: np.random.Generator = np.random.default_rng(0)
         self.services = Services()
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The policy's own random stream: the session's (``start_session``); before that, one seeded 0, made
+        when first used (a session sets its own, so most policies never need this one)."""
+        if self._rng is None:
+            self._rng = np.random.default_rng(0)
+        return self._rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        self._rng = value
 
     @property
     def model_name(self) -> str:
