@@ -30,8 +30,6 @@ GAMES = sorted(games())
 KNOWN_NAMES: dict[str, set[str]] = {
     "trustsim/battery.py": {"reliance", "reliance_pairs", "reliance_support", "arena"},
     "trustsim/config.py": {"game=escape_room agent=bayes"},
-    # the static EVENT_UNITS, kept until trustsim/rundir/writer.py reads unit_starts() when a recorder opens
-    "trustsim/rundir/schema.py": {"escape_room", "arena", "trust_game", "reliance"},
     "trustsim/extract/__main__.py": {
         "arena", "arena_run", "escape_room", "escape_room_reference", "escape_room_run",
     },
@@ -188,3 +186,61 @@ def _code_texts(tree: ast.AST):
 
 def _fields(template: str) -> list[str]:
     return [name for _, name, _, _ in string.Formatter().parse(template) if name]
+
+
+@pytest.fixture
+def probe_game():
+    """A throwaway game registered with a unit of play (removed again afterwards)."""
+    from dataclasses import dataclass
+
+    from trustsim import contract
+
+    @dataclass(frozen=True)
+    class ProbeOptions:
+        rounds: int = 1
+
+    unit = PlayUnit(
+        EventUnit("heat_start", "heat_end", ("heat",), "heat", "h{heat}", {"*": "h{heat}"}),
+        counted="heats",
+        per_run=lambda config, event: config["game"]["heats"],
+    )
+    spec = contract.register_game(
+        contract.GameSpec(
+            name="unit_probe", options=ProbeOptions, world_keys=("seed",), observation=dict, decision=dict,
+            tables={}, run=lambda ctx: None, unit=unit,
+        )
+    )  # fmt: skip
+    yield spec
+    with contract._LOCK:
+        contract._GAMES.pop("unit_probe", None)
+        contract._AGENTS.pop("unit_probe", None)
+
+
+def test_a_new_game_brings_its_unit_without_touching_the_core(probe_game, tmp_path, monkeypatch):
+    """Registering a GameSpec is enough: the recorder writes out before its start event, the reader knows its
+    unit, and status counts it."""
+    from trustsim.rundir import RunRecorder, writer
+
+    monkeypatch.setattr(writer, "FLUSH_EVERY_S", 1e9)  # only unit starts write out (not the clock)
+
+    assert EVENT_UNITS["unit_probe"] is probe_game.unit.events and "heat_start" in unit_starts()
+    rec = RunRecorder(tmp_path)
+    rec.event("heat_start", heat=0)
+    rec.event("heat_end", heat=0)
+    assert (tmp_path / "events.jsonl").read_text() == ""  # buffered
+    rec.event("heat_start", heat=1)  # a unit starts: the previous one reaches the disk
+    assert [json.loads(line)["type"] for line in (tmp_path / "events.jsonl").read_text().splitlines()] == [
+        "heat_start",
+        "heat_end",
+    ]
+    rec.close()
+    manifest = {
+        "run_id": "p",
+        "game": "unit_probe",
+        "status": "running",
+        "runs": 2,
+        "config": {"game": {"heats": 3}},
+    }
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    job = status.job_status(tmp_path)  # no lock file: shown stale, counted from the events
+    assert (job.status, job.unit, job.done, job.planned) == ("stale", "heats", 1, 6)

@@ -69,26 +69,6 @@ class EventUnit:
         return self.table_keys.get(table, self.table_keys.get("*"))
 
 
-#: Event units per game family (``manifest.game``); a game without an entry gets the file-level rule only.
-EVENT_UNITS: dict[str, EventUnit] = {
-    "escape_room": EventUnit(
-        "game_start", "game_end", ("session", "game"), "game", "s{session}/{game}",
-        {"*": "s{session}/{game}", "predictions": "{cluster}/{game}"},
-    ),
-    "arena": EventUnit(
-        "match_start", "match_end", ("match",), "match", "{match}",
-        {"moves": "{match}", "matches": "{match}", "predictions": "{cluster}"},
-    ),
-    "trust_game": EventUnit(
-        "session_start", "session_end", ("session",), "session", "s{session}", {"exchanges": "s{session}"},
-    ),
-    "reliance": EventUnit(
-        "scenario_start", "scenario_end", ("session", "item"), "scenario", "s{session}/{item}",
-        {"*": "s{session}/{item}", "predictions": "{cluster}/{item}"},
-    ),
-}  # fmt: skip
-
-
 def event_units() -> dict[str, EventUnit]:
     """Event units per game family (``manifest.game``): each registered game's ``GameSpec.unit.events``.
 
@@ -120,3 +100,9 @@ class _EventUnits(Mapping[str, EventUnit]):
 
     def __repr__(self) -> str:
         return f"EVENT_UNITS({event_units()!r})"
+
+
+#: Event units per game family (``manifest.game``), from each registered ``GameSpec.unit``: a read-only mapping
+#: resolved when read (game discovery on the first read), never at import. A game without one gets the
+#: file-level damage rule only.
+EVENT_UNITS: Mapping[str, EventUnit] = _EventUnits()
