@@ -187,3 +187,44 @@ def test_watch_refreshes_until_interrupted(sweep: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(st.time, "sleep", fake_sleep)
     assert st.main([str(job_dir(sweep, "000")), "--watch", "0.5"]) == 0
     assert calls == [0.5, 0.5] and capsys.readouterr().out.count("total:") == 2
+
+
+@pytest.mark.parametrize(
+    ("game", "config", "library", "planned"),
+    [
+        ("escape_room", {"game": {"games": 4}, "schedule": {"pattern": "TTFFT"}}, None, 8),
+        ("escape_room", {"game": {"games": None}, "schedule": {"pattern": "TTFFT"}}, None, 10),
+        ("escape_room", {"game": {"games": True}, "schedule": {}}, None, None),  # a bool is no count
+        ("arena", {"game": {"mode": "match"}}, None, 2),
+        ("arena", {"game": {}}, None, 2),
+        ("arena", {"game": {"mode": "tournament"}}, None, None),  # known only once complete
+        ("trust_game", {"game": {"pairs": 5}}, None, 10),
+        ("trust_game", {"game": {"pairs": "5"}}, None, None),  # a damaged manifest
+        ("reliance", {"game": {}}, {"type": "library", "items": 7}, 14),
+        ("reliance", {"game": {}}, None, None),  # no library event yet
+        ("no_such_game", {"game": {"games": 4}}, None, None),
+    ],
+)
+def test_planned_units_follow_each_games_unit(game, config, library, planned) -> None:
+    """The plan of 2 runs, from the manifest alone (and reliance's library event): each game's
+    ``GameSpec.unit.per_run``."""
+    manifest = {"game": game, "runs": 2, "config": config}
+    assert st.planned_units(manifest, library) == planned
+    assert st.planned_units({**manifest, "runs": None}, library) is None  # stopped before it started
+
+
+def test_a_running_trust_game_counts_pairs_per_ended_session(tmp_path: Path) -> None:
+    manifest = {
+        "run_id": "t",
+        "game": "trust_game",
+        "status": "running",
+        "runs": 3,
+        "config": {"game": {"pairs": 4}},
+    }
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    events = [{"seq": i, "type": t} for i, t in enumerate(["session_start", "session_end", "session_start"])]
+    (tmp_path / "events.jsonl").write_text(
+        "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events)
+    )
+    job = st.job_status(tmp_path)  # no lock: stale, counted from the events
+    assert (job.status, job.unit, job.done, job.planned) == ("stale", "pairs", 4, 12)
