@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import os
+import re
 import time
 from collections.abc import Iterable, Mapping
 from itertools import repeat
@@ -64,8 +65,9 @@ def cell_text(value: Any) -> str:
 
 
 def csv_cell(text: str) -> str:
-    """One cell of a CSV line as the ``csv`` module writes it (minimal quoting): ``text`` itself, or quoted
-    when it holds a comma, a quote or a line break. For rows built as lines (:meth:`TableWriter.write_lines`)."""
+    """One cell of a CSV line as the ``csv`` module writes it (minimal quoting): ``text`` itself, or, when it
+    holds a comma, a quote or a line break, what the ``csv`` module makes of it (quoted). For rows built as lines
+    (:meth:`TableWriter.write_lines`)."""
     if "," not in text and '"' not in text and "\n" not in text and "\r" not in text:
         return text
     return _quoted_cells([text, ""])[:-1]  # the csv module's own quoting (a second cell: never a lone cell)
@@ -249,8 +251,8 @@ class TableWriter:
     def _check_line(self, line: str) -> None:
         if self._commas and self._plain(line):
             return
-        parsed = list(csv.reader(io.StringIO(line, newline="")))
-        if len(parsed) != 1 or len(parsed[0]) != len(self.columns) or self._quoted(parsed[0]) != line:
+        cells = _split_line(line)
+        if cells is None or len(cells) != len(self.columns) or self._quoted(cells) != line:
             raise ValueError(
                 f"{self.path.name}: not a CSV line of {len(self.columns)} cells as the csv module writes it "
                 f"(build cells with csv_cell): {line[:200]!r}"
@@ -266,6 +268,27 @@ class TableWriter:
         if not self._fh.closed:
             self.flush()
             self._fh.close()
+
+
+_CELL = re.compile(r'"(?:[^"]|"")*"|[^,"]*')
+"""One cell of a CSV line: quoted (quotes doubled inside), or anything up to the next comma or quote."""
+
+
+def _split_line(line: str) -> list[str] | None:
+    """The cells of a CSV line (None if it is not one): quoted cells unquoted, unquoted ones as they stand
+    (a line break in them included: whether the ``csv`` module would have quoted it is the caller's check)."""
+    cells = []
+    pos, end = 0, len(line)
+    while True:
+        match = _CELL.match(line, pos)
+        text = match.group()  # type: ignore[union-attr]  # the pattern matches the empty string
+        cells.append(text[1:-1].replace('""', '"') if text[:1] == '"' else text)
+        pos = match.end()  # type: ignore[union-attr]
+        if pos == end:
+            return cells
+        if line[pos] != ",":
+            return None
+        pos += 1
 
 
 def _open_for_writing(path: Path) -> io.FileIO:
