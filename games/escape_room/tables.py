@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from games.escape_room.options import PARTNER_SEAT
@@ -133,7 +134,27 @@ def _rows(columns: list[str], lines: list[str]) -> list[dict[str, str]]:
     return [dict(zip(columns, cells, strict=True)) for cells in csv.reader(text)]
 
 
-_CONF_CACHE = 4096  # most distinct confidences remembered per session (memory stays flat)
+_CACHE_SIZE = 4096  # most entries a cell cache holds (then it starts afresh: memory stays flat)
+_FLOAT_CELLS: dict[float, str] = {}  # stated probability → its cell (non-zero floats only: 0.0 == -0.0)
+_ITEM_CELLS: dict[tuple[int, str], str] = {}  # (puzzle, capsule label) → the predictions' item cell
+
+
+def _confidence_cells(conf: dict[int, Any]) -> list[str]:
+    """["", conf_Q1, ..., conf_Q4]: the cells of a stated confidence, indexed by puzzle. A float's text is
+    remembered (agents state few distinct values); ints, zeros and other values are formatted each time."""
+    cache = _FLOAT_CELLS
+    cells = [""]
+    for value in (conf.get(1), conf.get(2), conf.get(3), conf.get(4)):
+        if type(value) is float and value:
+            text = cache.get(value)
+            if text is None:
+                if len(cache) >= _CACHE_SIZE:
+                    cache.clear()
+                text = cache[value] = repr(round(value, 10))
+            cells.append(text)
+        else:
+            cells.append(_text(value))
+    return cells
 
 
 class TableBuilder:
@@ -177,66 +198,76 @@ class TableBuilder:
             f"{_text(cell['agent'])},{_text(cell['model'])},{_text(team)},{csv_cell(prompt)},{memory},{schedule},"
             f"{_text(cell['partner_slot'])},"
         )
-        self._conf_cells: dict[tuple[Any, ...], tuple[str, ...]] = {}  # see _confidences
-        self._items: dict[tuple[int, str], str] = {}  # (puzzle, capsule label) → the predictions' item cell
-
-    def _confidences(self, conf: dict[int, Any]) -> tuple[str, str, str, str, str]:
-        """("", conf_Q1, ..., conf_Q4): the cells of a stated confidence, indexed by puzzle. Remembered per
-        session when all four are non-zero floats (equal floats have equal text; 0.0 and -0.0 do not)."""
-        values = v1, v2, v3, v4 = conf.get(1), conf.get(2), conf.get(3), conf.get(4)
-        floats = type(v1) is float and type(v2) is float and type(v3) is float and type(v4) is float
-        if floats:
-            cells = self._conf_cells.get(values)
-            if cells is not None:
-                return cells
-        cells = ("", _text(v1), _text(v2), _text(v3), _text(v4))
-        if floats and v1 and v2 and v3 and v4 and len(self._conf_cells) < _CONF_CACHE:
-            self._conf_cells[values] = cells
-        return cells
 
     def lines(self, rec: GameRecord) -> dict[str, list[str]]:
         """The game's rows of every table (decisions, games, agent_games, predictions), as CSV lines."""
         state = rec.state
+        seats = state.seats
         game = str(rec.game)
         head = f"{self._head}{game},"
         d_correct = "true" if rec.d_correct else "false"
         partner = rec.partner_puzzle
-        own = {seat: state.own_puzzle(seat) for seat in state.seats}
+        own = state.own_puzzles
+        if len(own) != len(seats):
+            own = {seat: state.own_puzzle(seat) for seat in seats}
         seat_cells = self._seat
-        seat_game = {seat: f"{seat_cells[seat]}{d_correct},{partner},{own[seat]}," for seat in state.seats}
+        seat_game = {seat: f"{seat_cells[seat]}{d_correct},{partner},{own[seat]}," for seat in seats}
+        escape_round = state.escape_round or 0
+        seat_verifications = dict.fromkeys(seats, 0)
+        # the games row counts the tested seats' (not the partner's) verifications, ... and invalid requests
+        verifications = partner_verifications = protective = volunteers = invalid = 0
         decisions: list[str] = []
-        predictions: list[str] = []
         forecasts = []  # (decision, its confidence cells) of the decisions that give prediction rows
         llm_seats = self.llm_seats
         for d in rec.decisions:
+            seat = d.seat
             dec = d.decision
             a = dec.action
             kind = None if a is None else a.kind
             resolved = d.resolved
+            done = resolved.kind
+            verify_partner = False
+            tested = seat != PARTNER_SEAT
+            if done == "verify":
+                verify_partner = resolved.target == partner
+                seat_verifications[seat] += 1
+                if tested:
+                    verifications += 1
+                    partner_verifications += verify_partner
+                    protective += d.round < escape_round
+            elif done == "volunteer":
+                volunteers += tested
+            if not d.valid:
+                invalid += tested
             conf = dec.confidence
-            cells = self._confidences(conf) if conf else _NO_CONFIDENCE
-            requested, reason, done = d.requested, d.invalid_reason, resolved.kind
+            cells = _confidence_cells(conf) if conf else _NO_CONFIDENCE
+            requested, reason = d.requested, d.invalid_reason
             pt, ct = dec.prompt_tokens, dec.completion_tokens
             decisions.append(
-                f"{head}{d.round},{seat_game[d.seat]}{d.coins_before},"
+                f"{head}{d.round},{seat_game[seat]}{d.coins_before},"
                 f"{requested if requested in _WORDS else csv_cell(requested)},"
                 f"{_text(a.target) if kind == 'verify' else ''},"  # type: ignore[union-attr]
                 f"{csv_cell(password_text(a.password) or '') if kind == 'volunteer' else ''},"  # type: ignore[union-attr]
                 f"{'true' if d.valid else 'false'},{'' if reason is None else _text(reason)},"
-                f"{done if done in _WORDS else csv_cell(done)},"
-                f"{'true' if done == 'verify' and resolved.target == partner else 'false'},"
+                f"{done if done in _WORDS else csv_cell(done)},{'true' if verify_partner else 'false'},"
                 f"{cells[1]},{cells[2]},{cells[3]},{cells[4]},"
                 f"{pt if type(pt) is int else _text(pt)},{ct if type(ct) is int else _text(ct)}"
             )
-            if conf is not None or d.seat in llm_seats:  # else the policy never states a confidence
+            if conf is not None or seat in llm_seats:  # else the policy never states a confidence
                 forecasts.append((d, cells if conf is not None else _NO_CONFIDENCE))
-        if forecasts:
-            predictions = self._prediction_lines(rec, game, own, forecasts)
+        deaths = [cause for _, cause, _ in state.deaths]
+        games = (
+            f"{head}{_text(rec.seed)},{self._game_cells}{d_correct},{_text(partner)},"
+            f"{csv_cell(state.outcome)},{'true' if state.escaped else 'false'},{_text(state.round)},"
+            f"{_text(state.escape_round)},{verifications},{partner_verifications},{protective},{volunteers},"
+            f"{deaths.count('wrong_password')},{deaths.count('no_volunteer')},{_text(';'.join(state.alive))},"
+            f"{invalid}"
+        )
         return {
             "decisions": decisions,
-            "games": [self._game_line(rec, head)],
-            "agent_games": self._agent_game_lines(rec, head, d_correct),
-            "predictions": predictions,
+            "games": [games],
+            "agent_games": self._agent_game_lines(rec, head, d_correct, seat_verifications),
+            "predictions": self._prediction_lines(rec, game, own, forecasts) if forecasts else [],
         }
 
     def _prediction_lines(
@@ -244,7 +275,7 @@ class TableBuilder:
         rec: GameRecord,
         game: str,
         own: dict[str, int],
-        forecasts: list[tuple[DecisionRecord, tuple[str, ...]]],
+        forecasts: list[tuple[DecisionRecord, Sequence[str]]],
     ) -> list[str]:
         """Stated P(trusted capsule is right) per non-own puzzle, scored against the capsule's truth."""
         state = rec.state
@@ -257,7 +288,7 @@ class TableBuilder:
         ] = {}  # (puzzle, label) → outcome,p_exact,source,item (capsule values
         # never change within a game)
         heads: dict[str, dict[int, str]] = {}  # seat → puzzle → run_id ... subject_kind,
-        items = self._items
+        items = _ITEM_CELLS
         lines = []
         for d, ps in forecasts:
             seat, rnd = d.seat, d.round
@@ -286,6 +317,8 @@ class TableBuilder:
                 if tail is None:
                     item = items.get((k, label))
                     if item is None:
+                        if len(items) >= _CACHE_SIZE:
+                            items.clear()
                         item = items[(k, label)] = csv_cell(f"Q{k}:{label}")
                     tail = tails[(k, label)] = f"{'1' if _right(state, k, label) else '0'},,native,{item}"
                 lines.append(f"{pre[k]}{when}{ps[k]},{tail}")
@@ -294,37 +327,21 @@ class TableBuilder:
     def _subject_cells(self, seat: str) -> str:
         return f"{csv_cell(seat)},{'scripted_partner' if seat == PARTNER_SEAT else 'agent'},"
 
-    def _game_line(self, rec: GameRecord, head: str) -> str:
-        state = rec.state
-        tested = [d for d in rec.decisions if d.seat != PARTNER_SEAT]
-        verifies = [d for d in tested if d.resolved.kind == "verify"]
-        escape_round = state.escape_round
-        causes = [c for _, c, _ in state.deaths]
-        partner = rec.partner_puzzle
-        protective = sum(d.round < escape_round for d in verifies) if escape_round else 0
-        return (
-            f"{head}{_text(rec.seed)},{self._game_cells}{bool_text(rec.d_correct)},{_text(partner)},"
-            f"{csv_cell(state.outcome)},{bool_text(state.escaped)},{_text(state.round)},{_text(escape_round)},"
-            f"{len(verifies)},{sum(d.resolved.target == partner for d in verifies)},{protective},"
-            f"{sum(d.resolved.kind == 'volunteer' for d in tested)},{causes.count('wrong_password')},"
-            f"{causes.count('no_volunteer')},{_text(';'.join(state.alive))},{sum(not d.valid for d in tested)}"
-        )
-
-    def _agent_game_lines(self, rec: GameRecord, head: str, d_correct: str) -> list[str]:
+    def _agent_game_lines(
+        self, rec: GameRecord, head: str, d_correct: str, verifications: dict[str, int]
+    ) -> list[str]:
         state = rec.state
         deaths = {seat: (cause, rnd) for seat, cause, rnd in state.deaths}
-        verifications = dict.fromkeys(state.seats, 0)
-        for d in rec.decisions:
-            if d.resolved.kind == "verify":
-                verifications[d.seat] += 1
-        alive = state.alive
+        alive, rounds_alive, coins = state.alive, rec.rounds_alive, state.coins
         lines = []
         for seat in state.seats:
             cause, rnd = deaths.get(seat, (None, None))
+            n, c, score = rounds_alive.get(seat, 0), coins[seat], state.score(seat)
             lines.append(
-                f"{head}{self._seat[seat]}{d_correct},{bool_text(seat in alive)},{_text(cause)},{_text(rnd)},"
-                f"{_text(rec.rounds_alive.get(seat, 0))},{_text(state.coins[seat])},{_text(state.score(seat))},"
-                f"{verifications[seat]}"
+                f"{head}{self._seat[seat]}{d_correct},{'true' if seat in alive else 'false'},"
+                f"{'' if cause is None else _text(cause)},{'' if rnd is None else _text(rnd)},"
+                f"{n if type(n) is int else _text(n)},{c if type(c) is int else _text(c)},"
+                f"{score if type(score) is int else _text(score)},{verifications[seat]}"
             )
         return lines
 
