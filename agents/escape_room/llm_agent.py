@@ -145,7 +145,7 @@ class LLMAgent(EscapeRoomPolicy):
         )
 
     # -- lifecycle ------------------------------------------------------------------------------------
-    def start_session(self, seat: str, rng: np.random.Generator, services: Services) -> None:
+    def start_session(self, seat: str, rng: np.random.Generator | int, services: Services) -> None:
         model = services.model
         if not isinstance(model, dict) or not model.get("litellm_model"):
             raise ConfigError("model", "the llm agent needs a language model; choose one, e.g. model=smollm2")

@@ -66,7 +66,7 @@ class SessionRunner:
             )
             policy.start_session(
                 seat,
-                ctx.seeds.agent_rng("session", session, "seat", seat),
+                ctx.seeds.agent("session", session, "seat", seat),  # the seed: the stream is made when used
                 services.for_seat(ctx.seeds.sample("session", session, "seat", seat)),
             )
         if options.partner_slot == "random":

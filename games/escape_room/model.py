@@ -206,14 +206,10 @@ class EscapeRoomModel(mesa.Model):
             self.puzzles, self.owners, sealed, self.options.coins, self.options.max_rounds, rules=self.rules
         )
 
-    def _event(self, type: str, **fields: Any) -> None:
-        if self.recorder is not None:
-            self.recorder.event(type, session=self.session, game=self.game, **fields)
-
     def _emit(self, type: str, body: str) -> None:
         """An event whose fields after ``session`` and ``game`` are the JSON text ``body`` (``"k":v,...``; see
-        :meth:`trustsim.rundir.RunRecorder.event_json`): the same line as ``_event`` with those fields, without
-        the dict round trip. A recorder without ``event_json`` receives the decoded fields."""
+        :meth:`trustsim.rundir.RunRecorder.event_json`): the line ``recorder.event`` writes for those fields,
+        without the dict round trip. A recorder without ``event_json`` receives the decoded fields."""
         if self._event_json is not None:
             self._event_json(type, f"{self._head},{body}")
         elif self.recorder is not None:
@@ -362,13 +358,12 @@ class EscapeRoomModel(mesa.Model):
                 + (',"already_endorsed":true' if v.already else ""),
             )
         if report.chosen_volunteer:
-            self._event(
+            password = "null" if report.password is None else json_object(report.password)
+            self._emit(
                 "volunteer",
-                round=report.round,
-                volunteers=list(report.volunteers),
-                chosen=report.chosen_volunteer,
-                password=report.password,
-                correct=report.password_correct,
+                f'"round":{round_text},"volunteers":{json_list(report.volunteers)},'
+                f'"chosen":{json_str(report.chosen_volunteer)},"password":{password},'
+                f'"correct":{json_text(report.password_correct)}',
             )
         for seat, cause in report.deaths:
             self._emit("death", f'"round":{round_text},"seat":{json_str(seat)},"cause":{json_str(cause)}')
@@ -417,7 +412,7 @@ class EscapeRoomModel(mesa.Model):
                 for k, caps in state.capsules.items()
                 for c in caps
             }
-            self._event("reveal", capsules=truth)  # what every seat is told: label → holds the right answer
+            self._emit("reveal", f'"capsules":{json_object(truth)}')  # what every seat is told: label → right
         reports = tuple(state.reports)
         survivors = tuple(state.alive)
         for seat in state.seats:

@@ -42,7 +42,7 @@ class EscapeRoomPolicy:
         "memory": "beliefs",  # what crosses games when memory is on
     }
 
-    _rng: np.random.Generator | None = None
+    _rng: np.random.Generator | int = 0  # the stream, or the seed it is made from when first used
 
     def __init__(self, memory: str = "transcript") -> None:
         self.memory = memory
@@ -51,21 +51,24 @@ class EscapeRoomPolicy:
 
     @property
     def rng(self) -> np.random.Generator:
-        """The policy's own random stream: the session's (``start_session``); before that, one seeded 0, made
-        when first used (a session sets its own, so most policies never need this one)."""
-        if self._rng is None:
-            self._rng = np.random.default_rng(0)
-        return self._rng
+        """The policy's own random stream: the session's (``start_session``; seeded 0 before). A stream given
+        as its seed is made when first used: many policies never draw, and making one costs ~17 µs."""
+        rng = self._rng
+        if not isinstance(rng, np.random.Generator):
+            rng = self._rng = np.random.default_rng(rng)
+        return rng
 
     @rng.setter
-    def rng(self, value: np.random.Generator) -> None:
+    def rng(self, value: np.random.Generator | int) -> None:
         self._rng = value
 
     @property
     def model_name(self) -> str:
         return "scripted"
 
-    def start_session(self, seat: str, rng: np.random.Generator, services: Services) -> None:
+    def start_session(self, seat: str, rng: np.random.Generator | int, services: Services) -> None:
+        """``rng``: the session's random stream, or its seed (``np.random.default_rng(seed)`` is then made when
+        the policy first draws: the same stream)."""
         self.seat = seat
         self.rng = rng
         self.services = services
