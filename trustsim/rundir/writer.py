@@ -226,26 +226,25 @@ class TableWriter:
         """Write rows already built as CSV lines: one cell per column, joined by commas, each cell as
         :func:`csv_cell` gives it (quoted where the ``csv`` module quotes), no line terminator.
 
-        Checked, so that a table never holds a line :meth:`write_rows` would not write: a block of lines
-        without quotes or line breaks passes when every line has one comma per column boundary; any other
-        line must parse to as many cells as there are columns and re-quote to itself. Otherwise
-        ``ValueError``, and nothing of ``lines`` is written.
+        Checked, so that a table never holds a line :meth:`write_rows` would not write: lines without quotes
+        or line breaks pass when each has one comma per column boundary; any other line must split into as
+        many cells as there are columns and re-quote to itself. Otherwise ``ValueError``, and nothing of
+        ``lines`` is written.
         """
         if not lines:
             return
-        block = "\n".join(lines)
+        flat = "".join(lines)
         commas = self._commas
         if not (
             commas
-            and '"' not in block
-            and "\r" not in block
-            and block.count("\n") == len(lines) - 1  # no line holds a line break
-            and block.count(",") == commas * len(lines)
-            and min(map(str.count, lines, repeat(","))) == commas  # ... so every line has exactly ``commas``
+            and '"' not in flat
+            and "\n" not in flat
+            and "\r" not in flat
+            and set(map(str.count, lines, repeat(","))) == {commas}
         ):
             for line in lines:
                 self._check_line(line)
-        self._pending.append(block)
+        self._pending.extend(lines)
         self.rows += len(lines)
 
     def _check_line(self, line: str) -> None:
