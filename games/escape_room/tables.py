@@ -243,10 +243,11 @@ class TableBuilder:
             cells = _confidence_cells(conf) if conf else _NO_CONFIDENCE
             requested, reason = d.requested, d.invalid_reason
             pt, ct = dec.prompt_tokens, dec.completion_tokens
+            target = a.target if kind == "verify" else None  # type: ignore[union-attr]
             decisions.append(
                 f"{head}{d.round},{seat_game[seat]}{d.coins_before},"
                 f"{requested if requested in _WORDS else csv_cell(requested)},"
-                f"{_text(a.target) if kind == 'verify' else ''},"  # type: ignore[union-attr]
+                f"{'' if target is None else target if type(target) is int else _text(target)},"
                 f"{csv_cell(password_text(a.password) or '') if kind == 'volunteer' else ''},"  # type: ignore[union-attr]
                 f"{'true' if d.valid else 'false'},{'' if reason is None else _text(reason)},"
                 f"{done if done in _WORDS else csv_cell(done)},{'true' if verify_partner else 'false'},"
@@ -257,7 +258,8 @@ class TableBuilder:
                 forecasts.append((d, cells if conf is not None else _NO_CONFIDENCE))
         deaths = [cause for _, cause, _ in state.deaths]
         games = (
-            f"{head}{_text(rec.seed)},{self._game_cells}{d_correct},{_text(partner)},"
+            f"{head}{rec.seed if type(rec.seed) is int else _text(rec.seed)},{self._game_cells}{d_correct},"
+            f"{partner if type(partner) is int else _text(partner)},"
             f"{csv_cell(state.outcome)},{'true' if state.escaped else 'false'},{_text(state.round)},"
             f"{_text(state.escape_round)},{verifications},{partner_verifications},{protective},{volunteers},"
             f"{deaths.count('wrong_password')},{deaths.count('no_volunteer')},{_text(';'.join(state.alive))},"
@@ -283,10 +285,8 @@ class TableBuilder:
         views = rec.views
         labels_by_round: dict[int, dict[int, set[str]]] = {}  # capsule labels per puzzle, per round's table
         defaults: dict[tuple[int, int], str] = {}  # (round, puzzle) → the capsule trusted by default
-        tails: dict[
-            tuple[int, str], str
-        ] = {}  # (puzzle, label) → outcome,p_exact,source,item (capsule values
-        # never change within a game)
+        # puzzle → capsule label → outcome,p_exact,source,item (a capsule's value never changes within a game)
+        tails: dict[int, dict[str, str]] = {k: {} for k in PUZZLES}
         heads: dict[str, dict[int, str]] = {}  # seat → puzzle → run_id ... subject_kind,
         items = _ITEM_CELLS
         lines = []
@@ -313,14 +313,14 @@ class TableBuilder:
                     label = defaults.get((rnd, k))
                     if label is None:
                         label = defaults[(rnd, k)] = default_trusted(views[rnd][k], owners[k])
-                tail = tails.get((k, label))
+                tail = tails[k].get(label)
                 if tail is None:
                     item = items.get((k, label))
                     if item is None:
                         if len(items) >= _CACHE_SIZE:
                             items.clear()
                         item = items[(k, label)] = csv_cell(f"Q{k}:{label}")
-                    tail = tails[(k, label)] = f"{'1' if _right(state, k, label) else '0'},,native,{item}"
+                    tail = tails[k][label] = f"{'1' if _right(state, k, label) else '0'},,native,{item}"
                 lines.append(f"{pre[k]}{when}{ps[k]},{tail}")
         return lines
 
