@@ -32,7 +32,15 @@ from games.escape_room.rules import (
     resolve_round,
     resolved_action,
 )
-from games.escape_room.types import Action, CapsuleView, Decision, GameSummary, Observation, RoundReport
+from games.escape_room.types import (
+    Action,
+    Announcements,
+    CapsuleView,
+    Decision,
+    GameSummary,
+    Observation,
+    RoundReport,
+)
 from trustsim.mesa_base import Agent
 from trustsim.rundir.writer import json_list, json_object, json_str, json_text
 
@@ -171,7 +179,7 @@ class EscapeRoomModel(mesa.Model):
         )  # type: ignore[arg-type]
         self._pending: dict[str, Action] = {}
         self._verify_answers: dict[str, int] = {}
-        self._texts: list[str] = []  # announcements so far (one text per resolved round)
+        self._texts: list[str] = []  # the rounds' announcements rendered so far (see Announcements)
         self._head = f'"session":{json_text(self.session)},"game":{json_text(game)}'
         self._views_text = ""  # repr of the capsule table, for the round digest
 
@@ -240,7 +248,7 @@ class EscapeRoomModel(mesa.Model):
             self._views = state.capsule_views()
             self._views_text = ""
         views = self.record.views[round_] = self._views
-        history = self._history = tuple(self._texts)
+        history = self._history = Announcements(state.reports, self._texts, len(state.reports))
         if self.recorder is not None:
             if not self._views_text:
                 self._views_text = capsules_repr(views)
@@ -399,7 +407,6 @@ class EscapeRoomModel(mesa.Model):
             yield from self._collect(views_changed)
             self.step()
             report = self.state.reports[-1]
-            self._texts.append(report.text())
             views_changed = bool(report.verifications)
             for seat in alive_before:
                 self.seats[seat].policy.observe(report)

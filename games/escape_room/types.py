@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, overload
 
 ActionKind = Literal["pass", "verify", "volunteer"]
 SEATS: tuple[str, ...] = ("A", "B", "C", "D")
@@ -103,7 +104,7 @@ class Observation:
     alive: tuple[str, ...]
     capsules: dict[int, tuple[CapsuleView, ...]]  # puzzle index → capsules
     owners: dict[int, str]  # puzzle index → seat that owns it
-    history: tuple[str, ...]  # announcements so far in this game, oldest first
+    history: Sequence[str]  # announcements so far in this game, oldest first (a tuple or Announcements)
 
     @property
     def my_coins(self) -> int:
@@ -180,3 +181,49 @@ class GameSummary:
             wrong = [k for k, v in self.capsule_truth.items() if not v]
             text += f" Right capsules: {', '.join(right) or 'none'}; wrong: {', '.join(wrong) or 'none'}."
         return text
+
+
+class Announcements(Sequence[str]):
+    """The announcements of a game's first ``n`` rounds, oldest first: a read-only sequence of texts, each
+    rendered (``RoundReport.text()``) when first read and kept for every later reader. Scripted agents never
+    read them, so their games render none. Equal to (and hashed as) the tuple of its texts."""
+
+    __slots__ = ("_n", "_reports", "_texts")
+
+    def __init__(self, reports: Sequence[RoundReport], texts: list[str], n: int) -> None:
+        """``reports``: the game's reports so far (at least ``n``); ``texts``: the rendered ones, shared by every
+        Announcements of the game (it grows as texts are read)."""
+        self._reports = reports
+        self._texts = texts
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        i = range(self._n)[index]  # IndexError out of range; negative indices count from the end
+        texts = self._texts
+        while len(texts) <= i:
+            texts.append(self._reports[len(texts)].text())
+        return texts[i]
+
+    def __iter__(self) -> Iterator[str]:
+        for i in range(self._n):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Announcements | tuple):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))

@@ -244,3 +244,38 @@ def test_puzzle_draws_equal_the_random_module_draws():
         for n in (1, 2, 3, 4, 8, 11, 59, 95, 1000, 2**40 + 3):
             assert _below(ours.getrandbits, n) == theirs.randrange(n)
         assert ours.getrandbits(64) == theirs.getrandbits(64)
+
+
+def test_announcements_render_when_read_and_equal_the_texts():
+    """An observation's history renders each round's announcement when first read (scripted games render
+    none) and behaves as the tuple of the texts."""
+    from games.escape_room.types import Announcements
+
+    class Seen(EscapeRoomPolicy):
+        name = "seen"
+
+        def __init__(self) -> None:
+            super().__init__(memory="none")
+            self.histories: list[Any] = []
+
+        def decide(self, obs: Observation) -> Decision:
+            self.histories.append(obs.history)
+            return Decision(Action.pass_())
+
+    options = make_options("T", coins=4)
+    policies = {"A": Seen(), "B": Scripted([]), "C": Scripted([]), "D": ScriptedPartner()}
+    start_all(policies)
+    model = EscapeRoomModel(seed=3, game=1, options=options, policies=policies, partner_puzzle=4)
+    rec = model.play_sync()
+    histories = policies["A"].histories
+    assert model._texts == []  # nobody read an announcement: none was rendered
+    texts = tuple(r.text() for r in rec.state.reports)
+    last = histories[-1]
+    assert isinstance(last, Announcements) and len(last) == len(histories) - 1
+    assert last == texts[: len(last)] and hash(last) == hash(texts[: len(last)])
+    assert (
+        list(last) == list(texts[: len(last)]) and last[-1] == texts[len(last) - 1] and last[:2] == texts[:2]
+    )
+    with pytest.raises(IndexError):
+        last[len(last)]
+    assert histories[0] == () and len(model._texts) == len(last)  # rendered once, shared by later readers
