@@ -138,6 +138,24 @@ class PlayUnit:
 
 
 @dataclass(frozen=True)
+class ReasoningSource:
+    """Reasoning texts of a game that ``python -m trustsim.extract --kind <name>`` asks an extractor model to turn
+    into probabilities (post-hoc confidence; docs/calibration.md).
+
+    Attributes:
+        read: ``read(folder) -> Iterator[trustsim.extract.items.ReasoningItem]``: the items of one run folder.
+        find: Optional ``find(root) -> list[Path]``: the run folders under a source directory, sorted (raises
+            ``trustsim.extract.sources.SourceError`` when it cannot); default: every run directory
+            (``manifest.json``) under it, an error when there is none.
+        default: The source ``--kind`` defaults to (at most one registered source sets it).
+    """
+
+    read: Callable[[Path], Any]
+    find: Callable[[Path], list[Path]] | None = None
+    default: bool = False
+
+
+@dataclass(frozen=True)
 class GameSpec:
     """Everything the engine knows about a game.
 
@@ -176,6 +194,8 @@ class GameSpec:
             recorder's flush points, ``python -m trustsim.status``'s done/planned counts); default: none (the
             reader applies its file-level damage rule only, status shows no units, the recorder writes out
             at every ``session_start`` and once a second).
+        reasoning: ``--kind`` name -> :class:`ReasoningSource`: where ``python -m trustsim.extract`` finds this
+            game's reasoning texts; default: none.
     """
 
     name: str
@@ -196,6 +216,7 @@ class GameSpec:
     count_decisions: Callable[[dict[str, Any]], tuple[str, int, bool]] | None = None
     length: GameLength | None = None
     unit: PlayUnit | None = None
+    reasoning: Mapping[str, ReasoningSource] = field(default_factory=dict)
 
     def table_columns(self, name: str) -> tuple[str, ...]:
         """Column names of one of the game's tables."""

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from games.arena.options import ArenaGame, uses_llm
 from games.arena.plan import UNIT, count_decisions
+from games.arena.reasoning import REASONING
 from games.arena.summary import summarize
 from games.arena.tables import MATCH_COLUMNS, MOVE_COLUMNS, PREDICTION_COLUMNS
 from games.arena.types import Decision, View
@@ -50,6 +51,7 @@ SPEC = register_game(
         analysis="arena",
         count_decisions=count_decisions,
         unit=UNIT,
+        reasoning=REASONING,
         check=_check,
         uses_llm=uses_llm,
         example=("+experiment=ipd", "agent=ipd_noisy_tit_for_tat", "game.rounds=5", "runs=2"),

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from games.escape_room.options import EscapeRoomGame, MemoryOptions, ScheduleOptions, check, uses_llm
 from games.escape_room.plan import LENGTH, UNIT, count_decisions
+from games.escape_room.reasoning import REASONING
 from games.escape_room.summary import summarize
 from games.escape_room.tables import AGENT_GAME_COLUMNS, DECISION_COLUMNS, GAME_COLUMNS, PREDICTION_COLUMNS
 from games.escape_room.types import Decision, Observation
@@ -50,6 +51,7 @@ SPEC = register_game(
         analysis="trust",
         count_decisions=count_decisions,
         unit=UNIT,
+        reasoning=REASONING,
         length=LENGTH,
         check=check,
         uses_llm=uses_llm,

@@ -12,9 +12,11 @@ import pytest
 import yaml
 
 from analysis.__main__ import main as analysis_main
+from games.arena.reasoning import arena_run
+from games.escape_room.reasoning import escape_room_reference, reference_runs
 from trustsim.extract.__main__ import main as extract_main
 from trustsim.extract.extractor import SCHEMA, extract, parse_probability
-from trustsim.extract.sources import SourceError, arena_run, escape_room_reference, reference_runs
+from trustsim.extract.sources import SourceError
 from trustsim.llm import parse_model_config
 from trustsim.llm.types import ChatResponse
 
@@ -180,7 +182,7 @@ def test_arena_reasoning_without_probability(run_job_dir, tmp_path: Path) -> Non
 
 
 def test_escape_room_run_source(tmp_path: Path) -> None:
-    from trustsim.extract.sources import escape_room_run
+    from games.escape_room.reasoning import escape_room_run
 
     run = tmp_path / "run"
     run.mkdir()

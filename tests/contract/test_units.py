@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from trustsim import api, status
-from trustsim.contract import PlayUnit, games
+from trustsim.contract import PlayUnit, ReasoningSource, games
 from trustsim.rundir import EVENT_UNITS, EventUnit, iter_events, read_manifest
 from trustsim.rundir.schema import event_units, unit_starts
 
@@ -25,17 +25,11 @@ REPO = Path(__file__).resolve().parents[2]
 GAMES = sorted(games())
 
 #: Core modules that still name a game, with the strings that do so (each is reported in the project notes):
-#: the trust-card battery's part names (``conf/card/part/*.yaml``), an example in a config error message,
-#: and ``trustsim.extract``'s per-game reasoning sources. Any other occurrence fails the test.
+#: the trust-card battery's part names (``conf/card/part/*.yaml``) and an example in a config error message.
+#: Any other occurrence fails the test.
 KNOWN_NAMES: dict[str, set[str]] = {
     "trustsim/battery.py": {"reliance", "reliance_pairs", "reliance_support", "arena"},
     "trustsim/config.py": {"game=escape_room agent=bayes"},
-    "trustsim/extract/__main__.py": {
-        "arena", "arena_run", "escape_room", "escape_room_reference", "escape_room_run",
-    },
-    "trustsim/extract/sources.py": {
-        "arena", "arena_run", "escape_room", "escape_room_reference", "escape_room_run",
-    },
 }  # fmt: skip
 
 
@@ -204,10 +198,16 @@ def probe_game():
         counted="heats",
         per_run=lambda config, event: config["game"]["heats"],
     )
+
+    def texts(folder: Path):
+        from trustsim.extract.items import ReasoningItem
+
+        yield ReasoningItem(f"text of {folder.name}", "that it happens", 1, {"game_type": "unit_probe"})
+
     spec = contract.register_game(
         contract.GameSpec(
             name="unit_probe", options=ProbeOptions, world_keys=("seed",), observation=dict, decision=dict,
-            tables={}, run=lambda ctx: None, unit=unit,
+            tables={}, run=lambda ctx: None, unit=unit, reasoning={"probe_texts": ReasoningSource(texts)},
         )
     )  # fmt: skip
     yield spec
@@ -244,3 +244,30 @@ def test_a_new_game_brings_its_unit_without_touching_the_core(probe_game, tmp_pa
     (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     job = status.job_status(tmp_path)  # no lock file: shown stale, counted from the events
     assert (job.status, job.unit, job.done, job.planned) == ("stale", "heats", 1, 6)
+
+
+def test_reasoning_sources_come_from_the_games():
+    """``python -m trustsim.extract --kind`` offers exactly the sources the games declare (``GameSpec.reasoning``),
+    each kind once, at most one of them the default."""
+    from trustsim.extract.sources import default_kind, reasoning_sources
+
+    declared = [(kind, spec.name, src) for spec in games().values() for kind, src in spec.reasoning.items()]
+    known = reasoning_sources()
+    assert len(known) == len(declared), "two games declare the same --kind"
+    assert {k: (g, s) for k, g, s in declared} == known
+    assert all(callable(src.read) and (src.find is None or callable(src.find)) for _, _, src in declared)
+    defaults = [kind for kind, _, src in declared if src.default]
+    assert len(defaults) <= 1 and default_kind() == (defaults[0] if defaults else None)
+    assert list(known)[: len(defaults)] == defaults  # the default's game leads the choices
+
+
+def test_a_new_game_brings_its_reasoning_source(probe_game, tmp_path):
+    from trustsim.extract.__main__ import collect
+    from trustsim.extract.sources import SourceError
+
+    with pytest.raises(SourceError, match="no probe_texts run directory"):
+        collect("probe_texts", [tmp_path], None)
+    (tmp_path / "r1").mkdir()
+    (tmp_path / "r1" / "manifest.json").write_text("{}", encoding="utf-8")
+    items, game = collect("probe_texts", [tmp_path], None)
+    assert game == "unit_probe" and [i.text for i in items] == ["text of r1"]

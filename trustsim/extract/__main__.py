@@ -20,13 +20,7 @@ from trustsim.errors import TrustsimError
 from trustsim.extract.extractor import extract
 from trustsim.extract.items import ReasoningItem
 from trustsim.extract.output import write_outputs
-from trustsim.extract.sources import (
-    SourceError,
-    arena_run,
-    escape_room_reference,
-    escape_room_run,
-    reference_runs,
-)
+from trustsim.extract.sources import SourceError, default_kind, reasoning_sources, run_dirs
 from trustsim.progress import make_progress
 from trustsim.rundir import print_data_warnings
 
@@ -34,24 +28,16 @@ CONF = Path(__file__).resolve().parents[2] / "conf"
 
 
 def collect(kind: str, sources: list[Path], limit: int | None) -> tuple[list[ReasoningItem], str]:
-    """All items of the given sources, in a stable order, and their game type."""
-    items: list[ReasoningItem] = []
-    if kind == "escape_room_reference":
-        for root in sources:
-            for run_dir in reference_runs(root):
-                items.extend(escape_room_reference(run_dir))
-        game = "escape_room"
-    elif kind in ("arena", "escape_room"):
-        read = arena_run if kind == "arena" else escape_room_run
-        for root in sources:
-            runs = sorted(p.parent for p in root.rglob("manifest.json")) if root.is_dir() else []
-            if not runs:
-                raise SourceError(f"{root}: no {kind} run directory (manifest.json) found")
-            for run_dir in runs:
-                items.extend(read(run_dir))
-        game = kind
-    else:
+    """All items of the given sources, in a stable order, and their game type (the game that declares the
+    ``kind``: ``GameSpec.reasoning``)."""
+    known = reasoning_sources()
+    if kind not in known:
         raise SourceError(f"unknown source kind {kind!r}")
+    game, source = known[kind]
+    items: list[ReasoningItem] = []
+    for root in sources:
+        for folder in source.find(root) if source.find is not None else run_dirs(root, kind):
+            items.extend(source.read(folder))
     return (items[:limit] if limit else items), game
 
 
@@ -72,9 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(prog="python -m trustsim.extract", description=__doc__.splitlines()[0])
     ap.add_argument("sources", nargs="+", type=Path, help="log directories (searched recursively)")
-    ap.add_argument(
-        "--kind", choices=["escape_room_reference", "escape_room", "arena"], default="escape_room_reference"
-    )
+    ap.add_argument("--kind", choices=list(reasoning_sources()), default=default_kind())
     ap.add_argument("--out", required=True, type=Path, help="output directory (a run directory for analysis)")
     ap.add_argument(
         "--model", default="smollm2", help="extractor model: conf/model/<name>.yaml (default smollm2)"
