@@ -103,7 +103,7 @@ AGENT_GAME_COLUMNS = [
 def password_text(password: dict[int, str] | None) -> str | None:
     if not password:
         return None
-    return ";".join(f"Q{k}={password[k]}" for k in sorted(password))
+    return ";".join([f"Q{k}={password[k]}" for k in sorted(password)])
 
 
 def default_trusted(capsules: tuple[CapsuleView, ...], owner: str) -> str:
@@ -139,22 +139,28 @@ _FLOAT_CELLS: dict[float, str] = {}  # stated probability → its cell (non-zero
 _ITEM_CELLS: dict[tuple[int, str], str] = {}  # (puzzle, capsule label) → the predictions' item cell
 
 
-def _confidence_cells(conf: dict[int, Any]) -> list[str]:
-    """["", conf_Q1, ..., conf_Q4]: the cells of a stated confidence, indexed by puzzle. A float's text is
+def _confidence_cells(conf: dict[int, Any]) -> tuple[str, str, str, str, str]:
+    """("", conf_Q1, ..., conf_Q4): the cells of a stated confidence, indexed by puzzle. A float's text is
     remembered (agents state few distinct values); ints, zeros and other values are formatted each time."""
-    cache = _FLOAT_CELLS
-    cells = [""]
-    for value in (conf.get(1), conf.get(2), conf.get(3), conf.get(4)):
-        if type(value) is float and value:
-            text = cache.get(value)
-            if text is None:
-                if len(cache) >= _CACHE_SIZE:
-                    cache.clear()
-                text = cache[value] = repr(round(value, 10))
-            cells.append(text)
-        else:
-            cells.append(_text(value))
-    return cells
+    get = _FLOAT_CELLS.get
+    v1, v2, v3, v4 = conf.get(1), conf.get(2), conf.get(3), conf.get(4)
+    return (
+        "",
+        (type(v1) is float and v1 and get(v1)) or _probability(v1),
+        (type(v2) is float and v2 and get(v2)) or _probability(v2),
+        (type(v3) is float and v3 and get(v3)) or _probability(v3),
+        (type(v4) is float and v4 and get(v4)) or _probability(v4),
+    )
+
+
+def _probability(value: Any) -> str:
+    """The cell of a stated probability not yet remembered (see :func:`_confidence_cells`)."""
+    if type(value) is float and value:  # 0.0 and -0.0 are equal keys with different texts: never remembered
+        if len(_FLOAT_CELLS) >= _CACHE_SIZE:
+            _FLOAT_CELLS.clear()
+        text = _FLOAT_CELLS[value] = repr(round(value, 10))
+        return text
+    return _text(value)
 
 
 class TableBuilder:
