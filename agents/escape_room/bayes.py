@@ -46,11 +46,13 @@ class BayesAgent(EscapeRoomPolicy):
         self._judged: set[str] = set()
         self._owners: dict[int, str] = {}
         self._originals: dict[int, str] = {}  # puzzle → its owner's original capsule label (this game)
+        self._stated: dict[str, float] = {}  # seat → its stated reliability, until its beliefs change
 
     # -- beliefs -------------------------------------------------------------------------------------------
     def forget(self) -> None:
         self.alpha.clear()
         self.beta.clear()
+        self._stated.clear()
 
     def reliability(self, seat: str) -> float:
         a = self.alpha.get(seat, self.prior[0])
@@ -60,6 +62,14 @@ class BayesAgent(EscapeRoomPolicy):
     def _add(self, seat: str, success: float, failure: float) -> None:
         self.alpha[seat] = self.alpha.get(seat, self.prior[0]) + success
         self.beta[seat] = self.beta.get(seat, self.prior[1]) + failure
+        self._stated.pop(seat, None)
+
+    def _stated_reliability(self, seat: str) -> float:
+        """``round(reliability(seat), 6)``, the confidence stated in an unverified capsule of ``seat``'s."""
+        p = self._stated.get(seat)
+        if p is None:
+            p = self._stated[seat] = round(self.reliability(seat), 6)
+        return p
 
     def _verdict(self, seat: str, correct: bool) -> None:
         if seat == self.seat or seat in self._judged:
@@ -90,14 +100,14 @@ class BayesAgent(EscapeRoomPolicy):
             if owner == self.seat or is_verified(capsule, owner):
                 out[k] = 1.0
             else:
-                out[k] = round(self.reliability(owner), 6)
+                out[k] = self._stated_reliability(owner)
         return out
 
     def decide(self, obs: Observation) -> Decision:
         # One pass over the puzzles: the trusted capsule (:meth:`_trusted`), its confidence (:meth:`confidence`)
         # and the expected loss of trusting it, inlined on this hot path (the same values).
         seat, owners, tables = self.seat, obs.owners, obs.capsules
-        alpha, beta, (prior_alpha, prior_beta) = self.alpha, self.beta, self.prior
+        stated, state = self._stated.get, self._stated_reliability
         coins = obs.coins[obs.seat]
         conf: dict[int, float] = {}
         trusted: dict[int, str] = {}  # also the best password
@@ -113,8 +123,7 @@ class BayesAgent(EscapeRoomPolicy):
             ):
                 conf[k] = 1.0
                 continue
-            a, b = alpha.get(owner, prior_alpha), beta.get(owner, prior_beta)
-            p = conf[k] = round(a / (a + b), 6)
+            p = conf[k] = stated(owner) or state(owner)  # a stated 0.0 is recomputed: the same value
             if p < 1.0:
                 losses[k] = (1.0 - p) * coins
         worst = max(losses.values(), default=0.0)

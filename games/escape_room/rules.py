@@ -130,15 +130,8 @@ def new_game(
 ) -> GameState:
     """Seal every seat's answer into a capsule for its puzzle, endorsed by its owner."""
     seats = tuple(sorted(owners.values()))
-    capsules = {
-        p.index: [
-            Capsule(
-                label=f"{p.slot}-{owners[p.index]}",
-                puzzle=p.index,
-                value=sealed[p.index],
-                endorsers=[owners[p.index]],
-            )
-        ]
+    capsules = {  # Capsule(label, puzzle, value, endorsers)
+        p.index: [Capsule(f"Q{p.index}-{owners[p.index]}", p.index, sealed[p.index], [owners[p.index]])]
         for p in puzzles
     }
     return GameState(
