@@ -15,7 +15,7 @@ import asyncio
 import functools
 import hashlib
 import json
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,13 +94,11 @@ def _view_repr(view: CapsuleView) -> str:
     return f"CapsuleView(label={view.label!r}, endorsers={view.endorsers!r})"
 
 
-def capsules_repr(views: dict[int, tuple[CapsuleView, ...]]) -> str:
-    """``repr(views)``, built without the dataclass ``__repr__`` machinery (the same text, faster)."""
-    parts = []
-    for k, caps in views.items():
-        inner = ", ".join(map(_view_repr, caps))
-        parts.append(f"{k!r}: ({inner},)" if len(caps) == 1 else f"{k!r}: ({inner})")
-    return "{" + ", ".join(parts) + "}"
+def _item_repr(puzzle: int, caps: tuple[CapsuleView, ...]) -> str:
+    """One ``puzzle: capsules`` item of ``repr(views)`` (the round digest's text), built without the dataclass
+    ``__repr__`` machinery: the same text, faster."""
+    inner = ", ".join(map(_view_repr, caps))
+    return f"{puzzle!r}: ({inner},)" if len(caps) == 1 else f"{puzzle!r}: ({inner})"
 
 
 _HOOKS = {"start": ("start_game",), "observe": ("observe",), "end": ("end_game", "aend_game")}
@@ -181,7 +179,9 @@ class EscapeRoomModel(mesa.Model):
         self._verify_answers: dict[str, int] = {}
         self._texts: list[str] = []  # the rounds' announcements rendered so far (see Announcements)
         self._head = f'"session":{json_text(self.session)},"game":{json_text(game)}'
-        self._views_text = ""  # repr of the capsule table, for the round digest
+        self._view_items: dict[
+            int, str
+        ] = {}  # puzzle → its item of repr(capsule table), for the round digest
 
     @functools.cached_property
     def synchronous(self) -> bool:
@@ -240,19 +240,25 @@ class EscapeRoomModel(mesa.Model):
             self._history,
         )
 
-    def _collect(self, views_changed: bool) -> Generator[Request, Any, None]:
-        """Every alive seat observes the same state and decides; illegal requests resolve as pass."""
+    def _collect(self, verified: Iterable[int]) -> Generator[Request, Any, None]:
+        """Every alive seat observes the same state and decides; illegal requests resolve as pass.
+        ``verified``: the puzzles verified last round (only their capsules can have changed)."""
         state = self.state
         round_ = state.round + 1
-        if views_changed:
-            self._views = state.capsule_views()
-            self._views_text = ""
-        views = self.record.views[round_] = self._views
+        views = self._views
+        if (
+            verified
+        ):  # a new table (earlier observations keep theirs), sharing the puzzles that did not change
+            views = self._views = dict(views)
+            for k in verified:
+                views[k] = state.puzzle_views(k)
+                self._view_items.pop(k, None)
+        self.record.views[round_] = views
         history = self._history = Announcements(state.reports, self._texts, len(state.reports))
         if self.recorder is not None:
-            if not self._views_text:
-                self._views_text = capsules_repr(views)
-            text = f"({round_!r}, {sorted(state.coins.items())!r}, {state.alive!r}, {self._views_text})"
+            items = self._view_items
+            table = "{" + ", ".join([items.get(k) or self._view_item(k) for k in views]) + "}"
+            text = f"({round_!r}, {sorted(state.coins.items())!r}, {state.alive!r}, {table})"
             digest = hashlib.sha256(text.encode()).hexdigest()[:16]
             self._emit(
                 "round_start",
@@ -283,6 +289,10 @@ class EscapeRoomModel(mesa.Model):
                 self._verify_answers[seat] = answer if answer is not None else -1
             else:
                 self._verify_answers[seat] = puzzle.answer
+
+    def _view_item(self, puzzle: int) -> str:
+        text = self._view_items[puzzle] = _item_repr(puzzle, self._views[puzzle])
+        return text
 
     def _check(self, seat: str, decision: Decision) -> Action:
         action = decision.action
@@ -396,18 +406,19 @@ class EscapeRoomModel(mesa.Model):
                 f'"sealed":{json_object(sealed)}',
             )
         self._views = self.state.capsule_views()
+        self._view_items = {}
         self._history = ()
         starts, observers, enders = self._hooked["start"], self._hooked["observe"], self._hooked["end"]
         for seat in self.state.alive:
             if seat in starts:
                 self.seats[seat].policy.start_game(self.observation(seat))
-        views_changed = False  # the capsule table changes only through verifications
+        verified: list[int] = []  # the capsule table changes only through verifications
         while not self.state.over:
             alive_before = [s for s in self.state.alive if s in observers]
-            yield from self._collect(views_changed)
+            yield from self._collect(verified)
             self.step()
             report = self.state.reports[-1]
-            views_changed = bool(report.verifications)
+            verified = [v.puzzle for v in report.verifications]
             for seat in alive_before:
                 self.seats[seat].policy.observe(report)
         state = self.state

@@ -84,10 +84,11 @@ class GameState:
         return index
 
     def capsule_views(self) -> dict[int, tuple[CapsuleView, ...]]:
-        return {
-            k: tuple(CapsuleView(c.label, tuple(c.endorsers)) for c in caps)
-            for k, caps in self.capsules.items()
-        }
+        return {k: self.puzzle_views(k) for k in self.capsules}
+
+    def puzzle_views(self, puzzle: int) -> tuple[CapsuleView, ...]:
+        """The public face of one puzzle's capsules."""
+        return tuple([CapsuleView(c.label, tuple(c.endorsers)) for c in self.capsules[puzzle]])
 
     def find_capsule(self, puzzle: int, label: str) -> Capsule | None:
         """The capsule of ``puzzle`` labelled exactly ``label``."""
