@@ -44,6 +44,8 @@ def _make_policy(ctx: JobContext, memory: str, plan: SeatPlan | None = None) -> 
 class SessionRunner:
     """Plays one replicate session (a sequence of games with persistent agents)."""
 
+    table: EscapeRoomModel | None = None  # the table (Mesa model) the session played at
+
     def __init__(self, ctx: JobContext, options: EscapeRoomOptions, session: int) -> None:
         self.ctx = ctx
         self.options = options
@@ -89,11 +91,13 @@ class SessionRunner:
     def is_async(self) -> bool:
         return any(p.is_async for p in self.policies.values())
 
-    async def games(self):  # type: ignore[no-untyped-def]
-        """Yield (game index, rows by table as CSV lines) for each finished game."""
+    async def games(self, table: EscapeRoomModel | None = None):  # type: ignore[no-untyped-def]
+        """Yield (game index, rows by table as CSV lines) for each finished game. ``table``: the table (Mesa
+        model) an earlier session played at, to seat this one at (sessions played one after another share
+        one); the table played at is left in :attr:`table`."""
         recorder = self.ctx.recorder
         recorder.event("session_start", session=self.session, partner_puzzle=self.partner_puzzle)
-        model: EscapeRoomModel | None = None  # one Mesa model per session: its seats persist, games are dealt
+        model = table
         for game in range(1, self.options.games + 1):
             if game > 1 and self.options.memory == "none":
                 for seat, policy in self.policies.items():
@@ -110,8 +114,16 @@ class SessionRunner:
                     recorder=recorder,
                     session=self.session,
                 )
+            elif game == 1:
+                model.next_session(
+                    session=self.session,
+                    policies=self.policies,
+                    partner_puzzle=self.partner_puzzle,
+                    seed=seed,
+                )
             else:
                 model.next_game(seed=seed, game=game)
+            self.table = model
             rec = model.play_sync() if model.synchronous else await model.play()
             yield game, self.tables.lines(rec)  # table → the game's rows as CSV lines
         recorder.event("session_end", session=self.session)
@@ -185,12 +197,13 @@ async def _play_all(
 
     ctx.count("sessions", runs)
     first = SessionRunner(ctx, options, 0)
-    if not first.is_async:
-        async for _, rows in first.games():
-            write(rows)
-        for index in range(1, runs):
-            async for _, rows in SessionRunner(ctx, options, index).games():
+    if not first.is_async:  # one after another, at one table
+        table = None
+        for index in range(runs):
+            runner = first if index == 0 else SessionRunner(ctx, options, index)
+            async for _, rows in runner.games(table):
                 write(rows)
+            table = runner.table
         return
 
     sessions = [first, *(SessionRunner(ctx, options, i) for i in range(1, runs))]

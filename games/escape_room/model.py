@@ -12,7 +12,6 @@ path when no seat needs the LLM: direct calls, no coroutine per decision). Both 
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import json
 from collections.abc import Generator, Iterable
@@ -101,6 +100,9 @@ def _item_repr(puzzle: int, caps: tuple[CapsuleView, ...]) -> str:
     return f"{puzzle!r}: ({inner},)" if len(caps) == 1 else f"{puzzle!r}: ({inner})"
 
 
+_MAX_VALUE_TEXTS = 100_000
+"""Remembered JSON texts of decision values (see ``EscapeRoomModel._json_object``) before the memo is cleared."""
+
 _HOOKS = {"start": ("start_game",), "observe": ("observe",), "end": ("end_game", "aend_game")}
 """The per-game hooks of :class:`EscapeRoomPolicy` the game calls, by what it calls them for."""
 
@@ -111,9 +113,10 @@ def _overrides(policy: EscapeRoomPolicy, *methods: str) -> bool:
 
 
 class EscapeRoomModel(mesa.Model):
-    """A session's table: its seats (Mesa agents, created once) and the game in play. ``await model.play()``
-    (or ``model.play_sync()`` when :attr:`synchronous`) runs the game to the end and returns its GameRecord;
-    :meth:`next_game` deals the next one."""
+    """The table: its seats (Mesa agents, created once), the session seated and the game in play.
+    ``await model.play()`` (or ``model.play_sync()`` when :attr:`synchronous`) runs the game to the end and
+    returns its GameRecord; :meth:`next_game` deals the session's next game, :meth:`next_session` seats the
+    next session (sessions played one after another share a table)."""
 
     def __init__(
         self,
@@ -127,40 +130,71 @@ class EscapeRoomModel(mesa.Model):
         session: int = 0,
         used_puzzles: set[str] | None = None,
     ) -> None:
-        """Set the table and deal game ``game`` (seeded by ``seed``); :meth:`next_game` deals the session's next
-        ones. ``used_puzzles``: the session's puzzle texts so far (no game draws one twice; each adds its own)."""
+        """Set the table, seat the session and deal game ``game`` (seeded by ``seed``); :meth:`next_game` deals the
+        session's next games, :meth:`next_session` seats another session. ``used_puzzles``: the session's puzzle
+        texts so far (no game draws one twice; each adds its own)."""
         super().__init__(seed=seed)
         self.options = options
-        self.session = session
         self.recorder = recorder
-        self.partner_puzzle = partner_puzzle
         for seat in options.seats:
             Seat(self, seat, policies[seat])
         self.seats: dict[str, Seat] = {a.seat: a for a in self.agents}
-        # the seats whose policy has each per-game hook (a hook left as the base class's no-op is not called)
-        self._hooked = {
-            hook: frozenset(s for s, a in self.seats.items() if _overrides(a.policy, *hooks))
-            for hook, hooks in _HOOKS.items()
-        }
-        others = [k for k in range(1, len(options.seats) + 1) if k != partner_puzzle]
-        self.owners = {
-            k: s for k, s in zip(others, [s for s in options.seats if s != PARTNER_SEAT], strict=True)
-        }
-        self.owners[partner_puzzle] = PARTNER_SEAT
         self.rules = RuleOptions(
             own_verify=options.own_verify,
             capsule_names=options.capsule_names,
             malformed_volunteer=options.malformed_volunteer,
         )
-        self.used_puzzles = used_puzzles if used_puzzles is not None else set()
         self._event_json = getattr(recorder, "event_json", None)  # events built as JSON text (RunRecorder)
         self._json_texts: dict[tuple[Any, type], str] = {}  # see _json_object
+        self._seat_session(session, policies, partner_puzzle, used_puzzles)
         self._deal(seed, game)
+
+    def next_session(
+        self, *, session: int, policies: dict[str, EscapeRoomPolicy], partner_puzzle: int, seed: int
+    ) -> None:
+        """Seat another session at this table (its policies take the same seats, Mesa agents created once) and
+        deal its first game, seeded by ``seed``: the session plays as it would at a new table."""
+        for seat, agent in self.seats.items():
+            agent.policy = policies[seat]
+        self._seat_session(session, policies, partner_puzzle, None)
+        self.next_game(seed=seed, game=1)
+
+    def _seat_session(
+        self,
+        session: int,
+        policies: dict[str, EscapeRoomPolicy],
+        partner_puzzle: int,
+        used_puzzles: set[str] | None,
+    ) -> None:
+        """Per-session state: the puzzle owners, the policies' hooks, the session's puzzles so far."""
+        self.session = session
+        self.partner_puzzle = partner_puzzle
+        seats = self.options.seats
+        others = [k for k in range(1, len(seats) + 1) if k != partner_puzzle]
+        self.owners = {k: s for k, s in zip(others, [s for s in seats if s != PARTNER_SEAT], strict=True)}
+        self.owners[partner_puzzle] = PARTNER_SEAT
+        # the seats whose policy has each per-game hook (a hook left as the base class's no-op is not called)
+        self._hooked = {
+            hook: frozenset(s for s, p in policies.items() if _overrides(p, *hooks))
+            for hook, hooks in _HOOKS.items()
+        }
+        # True when the game can be played by ``play_sync``: no seat makes asynchronous calls (an LLM),
+        # overrides ``aend_game``, or is asked to solve a puzzle (``own_answer`` and ``verifier`` exact)
+        self.synchronous = (
+            self.options.own_answer != "llm"
+            and self.options.verifier != "llm"
+            and not any(
+                p.is_async or type(p).aend_game is not EscapeRoomPolicy.aend_game for p in policies.values()
+            )
+        )
+        self.used_puzzles = used_puzzles if used_puzzles is not None else set()
+        if len(self._json_texts) > _MAX_VALUE_TEXTS:  # bounded: memory stays flat however long the job
+            self._json_texts.clear()
 
     def next_game(self, *, seed: int, game: int) -> None:
         """Deal the session's next game at the same table (the same seats and policies): its ``random`` is
         reseeded with ``seed``, exactly as a new model seeded with ``seed`` would be, so a game plays the same
-        whether its model is new or reused. (Mesa's numpy ``rng`` keeps the session's first seed: the game
+        whether its model is new or reused. (Mesa's numpy ``rng`` keeps the table's first seed: the game
         draws only from ``random``.)"""
         self.random.seed(seed)
         self._seed = seed
@@ -182,18 +216,6 @@ class EscapeRoomModel(mesa.Model):
         self._view_items: dict[
             int, str
         ] = {}  # puzzle → its item of repr(capsule table), for the round digest
-
-    @functools.cached_property
-    def synchronous(self) -> bool:
-        """True when the game can be played by :meth:`play_sync`: no seat makes asynchronous calls (an LLM),
-        overrides ``aend_game``, or is asked to solve a puzzle (``own_answer`` and ``verifier`` exact). The
-        seats and their policies are fixed for the session, so this is decided once."""
-        if self.options.own_answer == "llm" or self.options.verifier == "llm":
-            return False
-        return not any(
-            a.policy.is_async or type(a.policy).aend_game is not EscapeRoomPolicy.aend_game
-            for a in self.seats.values()
-        )
 
     # -- setup ---------------------------------------------------------------------------------------------
     def _seal(self) -> Generator[Request, Any, GameState]:

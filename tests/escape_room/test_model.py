@@ -198,8 +198,9 @@ def test_a_session_needing_more_puzzles_than_the_generator_supplies_is_a_config_
 
 
 def test_a_reused_model_deals_the_same_games_as_new_models():
-    """One Mesa model per session: ``next_game`` reseeds and resets, so each game (puzzles, sealed capsules,
-    draws, decisions) equals the game a fresh model seeded alike plays."""
+    """One table (Mesa model) for sessions played one after another: ``next_game`` reseeds and resets and
+    ``next_session`` seats new policies, so each game (puzzles, sealed capsules, draws, decisions) equals the
+    game a fresh model seeded alike plays."""
     from agents.escape_room.bayes import BayesAgent
 
     options = make_options("TTFFTTFTFT")
@@ -231,6 +232,19 @@ def test_a_reused_model_deals_the_same_games_as_new_models():
         assert digest(model.play_sync()) == digest(fresh)
         assert model.steps == model.state.round  # Mesa counts the rounds of the game in play
     assert len(model.agents) == 4  # the seats were created once
+    # the next session at the same table (another partner slot, new policies) plays as at a new table
+    next_team, table_team = team(), team()
+    fresh = EscapeRoomModel(
+        seed=77, game=1, options=options, policies=next_team, partner_puzzle=2
+    ).play_sync()
+    model.next_session(session=1, policies=table_team, partner_puzzle=2, seed=77)
+    assert (
+        model.session == 1
+        and model.owners[2] == "D"
+        and not model.used_puzzles - {p.text[8:-1] for p in model.puzzles}
+    )
+    assert all(model.seats[s].policy is table_team[s] for s in "ABCD")
+    assert digest(model.play_sync()) == digest(fresh) and len(model.agents) == 4
 
 
 def test_puzzle_draws_equal_the_random_module_draws():
