@@ -23,8 +23,8 @@ class Seeder:
 
     def seed(self, *keys: object) -> int:
         """A 63-bit integer seed for the given key path."""
-        material = self.root + "/" + "/".join(str(k) for k in keys)
-        digest = hashlib.sha256(material.encode("utf-8")).digest()
+        material = f"{self.root}/{'/'.join(map(str, keys))}"
+        digest = hashlib.sha256(material.encode()).digest()
         return int.from_bytes(digest[:8], "big") >> 1
 
     def rng(self, *keys: object) -> np.random.Generator:

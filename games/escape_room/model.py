@@ -145,7 +145,7 @@ class EscapeRoomModel(mesa.Model):
             malformed_volunteer=options.malformed_volunteer,
         )
         self._event_json = getattr(recorder, "event_json", None)  # events built as JSON text (RunRecorder)
-        self._json_texts: dict[tuple[Any, type], str] = {}  # see _json_object
+        self._json_texts: dict[tuple[Any, Any], str] = {}  # see _json_object
         self._seat_session(session, policies, partner_puzzle, used_puzzles)
         self._deal(seed, game)
 
@@ -360,19 +360,24 @@ class EscapeRoomModel(mesa.Model):
         self._emit("decision", body)
 
     def _json_object(self, mapping: dict[int, Any]) -> str:
-        """:func:`json_object` of a decision's per-puzzle mapping (confidences, trusted capsules). Texts of
-        values are remembered for the session (a seat states the same few values round after round); the
-        key holds the value's type, so 1 and 1.0 are told apart."""
-        get, remember = self._json_texts.get, self._value_json
+        """:func:`json_object` of a decision's per-puzzle mapping (confidences, trusted capsules), remembered:
+        a seat states the same mapping round after round, and the same few values. A mapping's text is looked
+        up whole (its items and their types: 1 and 1.0 are told apart), else built from remembered value texts."""
+        texts = self._json_texts
         try:
+            key = (tuple(mapping.items()), tuple(map(type, mapping.values())))
+            text = texts.get(key)
+        except TypeError:  # an unhashable value
+            return json_object(mapping)
+        if text is None:
+            get, remember = texts.get, self._value_json
             parts = [
                 f'"{k}":{get((v, type(v))) or remember(v)}' for k, v in mapping.items() if type(k) is int
             ]
-        except TypeError:  # an unhashable value
-            return json_object(mapping)
-        if len(parts) != len(mapping):  # a key that is not an int
-            return json_object(mapping)
-        return "{" + ",".join(parts) + "}"
+            if len(parts) != len(mapping):  # a key that is not an int
+                return json_object(mapping)
+            text = texts[key] = "{" + ",".join(parts) + "}"
+        return text
 
     def _value_json(self, value: Any) -> str:
         text = self._json_texts[value, type(value)] = json_text(value)
