@@ -365,6 +365,8 @@ class EscapeRoomModel(mesa.Model):
         up whole (its items and their types: 1 and 1.0 are told apart), else built from remembered value texts."""
         texts = self._json_texts
         try:
+            if 0 in mapping.values():  # 0.0 and -0.0 (and 0, False) are equal keys with different texts
+                return json_object(mapping)
             key = (tuple(mapping.items()), tuple(map(type, mapping.values())))
             text = texts.get(key)
         except TypeError:  # an unhashable value

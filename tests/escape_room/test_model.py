@@ -293,3 +293,17 @@ def test_announcements_render_when_read_and_equal_the_texts():
     with pytest.raises(IndexError):
         last[len(last)]
     assert histories[0] == () and len(model._texts) == len(last)  # rendered once, shared by later readers
+
+
+def test_decision_events_keep_each_stated_value_exactly():
+    """The decision event's remembered JSON texts never merge values that compare equal: 1 vs 1.0, 0.0 vs -0.0."""
+    from trustsim.rundir.writer import json_object
+
+    options = make_options("T", coins=4)
+    policies = {"A": Scripted([]), "B": Scripted([]), "C": Scripted([]), "D": ScriptedPartner()}
+    start_all(policies)
+    model = EscapeRoomModel(seed=1, game=1, options=options, policies=policies, partner_puzzle=4)
+    for mapping in ({1: 0.0}, {1: -0.0}, {1: 0}, {1: False}, {1: 1}, {1: 1.0}, {1: True}, {1: 0.0, 2: -0.0},
+                    {1: -0.0, 2: 0.0}, {1: float("nan")}, {1: "Q1-A"}, {"1": 0.5}, {1: [1, 2]}):  # fmt: skip
+        for _ in range(2):  # the second time from the memo
+            assert model._json_object(mapping) == json_object(mapping), mapping
