@@ -268,9 +268,7 @@ class EscapeRoomModel(mesa.Model):
         state = self.state
         round_ = state.round + 1
         views = self._views
-        if (
-            verified
-        ):  # a new table (earlier observations keep theirs), sharing the puzzles that did not change
+        if verified:  # a new table (earlier observations keep theirs), sharing the puzzles not verified
             views = self._views = dict(views)
             for k in verified:
                 views[k] = state.puzzle_views(k)
@@ -317,18 +315,25 @@ class EscapeRoomModel(mesa.Model):
         return text
 
     def _check(self, seat: str, decision: Decision) -> Action:
+        state = self.state
         action = decision.action
-        reason = "unparseable" if action is None else illegal_reason(self.state, seat, action)
-        resolved = Action.pass_() if action is None else resolved_action(self.state, action, reason)
-        record = DecisionRecord(
-            seat=seat,
-            decision=decision,
-            requested="invalid" if action is None else action.kind,
-            resolved=resolved,
-            valid=reason is None,
-            invalid_reason=reason,
-            coins_before=self.state.coins[seat],
-            round=self.state.round + 1,
+        if action is None:
+            reason: str | None = "unparseable"
+            resolved = Action.pass_()
+        else:
+            reason = illegal_reason(state, seat, action)
+            resolved = action if reason is None else resolved_action(state, action, reason)
+        record = (
+            DecisionRecord(  # seat, decision, requested, resolved, valid, invalid_reason, coins_before, round
+                seat,
+                decision,
+                "invalid" if action is None else action.kind,
+                resolved,
+                reason is None,
+                reason,
+                state.coins[seat],
+                state.round + 1,
+            )
         )
         self.record.decisions.append(record)
         if self.recorder is not None:
