@@ -200,6 +200,7 @@ class TableBuilder:
             self._forecaster[seat] = f"{run_id},escape_room,s{session},{model},{agent},{memory},{schedule},"
             self._subject[seat] = f"{seat_cell},{'scripted_partner' if partner else 'agent'},"
         team = cell.get("team") or None  # mixed teams: A=llm:m1;B=llm:m1;C=bayes (empty: default)
+        self._heads: dict[tuple[tuple[int, str], ...], dict[str, dict[int, str]]] = {}  # _prediction_lines
         self._game_cells = (  # games: agent ... partner_slot
             f"{_text(cell['agent'])},{_text(cell['model'])},{_text(team)},{csv_cell(prompt)},{memory},{schedule},"
             f"{_text(cell['partner_slot'])},"
@@ -293,7 +294,10 @@ class TableBuilder:
         defaults: dict[tuple[int, int], str] = {}  # (round, puzzle) → the capsule trusted by default
         # puzzle → capsule label → outcome,p_exact,source,item (a capsule's value never changes within a game)
         tails: dict[int, dict[str, str]] = {k: {} for k in PUZZLES}
-        heads: dict[str, dict[int, str]] = {}  # seat → puzzle → run_id ... subject_kind,
+        key = tuple(owners.items())
+        heads = self._heads.get(key)  # seat → puzzle → run_id ... subject_kind, (for these puzzle owners)
+        if heads is None:
+            heads = self._heads[key] = {}
         items = _ITEM_CELLS
         lines = []
         for d, ps in forecasts:
