@@ -209,3 +209,27 @@ def test_a_secret_with_a_line_break_is_redacted_line_by_line(
     rec.close()
     lines = (tmp_path / "events.jsonl").read_text().splitlines()
     assert lines == ['{"seq":0,"type":"a","x":1}', '{"seq":1,"type":"b","y":2}']
+
+
+def test_events_are_written_out_at_least_once_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between unit starts, buffered events (and table rows) reach the file once a second of events has passed."""
+    now = [100.0]
+    monkeypatch.setattr(writer_module, "_monotonic", lambda: now[0])
+    rec = RunRecorder(tmp_path)
+    table = rec.table("t", ["a", "b"])
+    events = tmp_path / "events.jsonl"
+    rec.event_json("decision", '"i":0')
+    table.write_lines(["0,x"])
+    now[0] += 0.5
+    rec.event_json("decision", '"i":1')
+    assert events.read_text() == ""  # half a second: still buffered
+    now[0] += 0.5
+    rec.event_json("decision", '"i":2')  # a second since the last write: everything goes out
+    assert len(events.read_text().splitlines()) == 3
+    assert (tmp_path / "t.csv").read_text() == "a,b\n0,x\n"
+    rec.event("decision", i=3)
+    assert len(events.read_text().splitlines()) == 3  # the clock starts again from the write
+    rec.close()
+    assert len(events.read_text().splitlines()) == 4

@@ -24,6 +24,8 @@ from typing import Any
 
 from trustsim.rundir.schema import EVENTS, TableSchema, unit_starts
 
+_monotonic = time.monotonic
+
 FLUSH_EVERY_S = 1.0
 """Longest time buffered events wait before they are written out (while events keep arriving)."""
 
@@ -335,7 +337,7 @@ class RunRecorder:
         self._tables: dict[str, TableWriter] = {}
         self._secrets = secret_values()
         self._secret_breaks = any("\n" in v for v in self._secrets)  # see flush
-        self._flushed_at = time.monotonic()
+        self._flushed_at = _monotonic()
         self._heads: dict[str, str] = {}  # event type → '"type":"..."' (its JSON text)
         self._unit_starts = unit_starts()  # UNIT_STARTS
         self.seq = 0
@@ -354,17 +356,16 @@ class RunRecorder:
         head = self._heads.get(type)
         if head is None:
             head = self._heads[type] = f'"type":{encode_basestring(type)}'
-        self._pending.append(
-            f'{{"seq":{self.seq},{head},{body}}}' if body else f'{{"seq":{self.seq},{head}}}'
-        )
-        self.seq += 1
-        if time.monotonic() - self._flushed_at >= FLUSH_EVERY_S:
+        seq = self.seq
+        self._pending.append(f'{{"seq":{seq},{head},{body}}}' if body else f'{{"seq":{seq},{head}}}')
+        self.seq = seq + 1
+        if _monotonic() - self._flushed_at >= FLUSH_EVERY_S:
             self.flush()
 
     def _append(self, line: str) -> None:
         self._pending.append(line)
         self.seq += 1
-        if time.monotonic() - self._flushed_at >= FLUSH_EVERY_S:
+        if _monotonic() - self._flushed_at >= FLUSH_EVERY_S:
             self.flush()
 
     def flush(self) -> None:
@@ -389,7 +390,7 @@ class RunRecorder:
             text = "\n".join(pending) + "\n"
             _write_all(self._events, text.encode("utf-8"))
             self._pending.clear()
-        self._flushed_at = time.monotonic()
+        self._flushed_at = _monotonic()
 
     def table(self, name: str | TableSchema, columns: Iterable[str] | None = None) -> TableWriter:
         """The writer of table ``name`` (``<name>.csv``), created on first use with ``columns``.
