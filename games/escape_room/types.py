@@ -51,7 +51,8 @@ class Action:
 
     @staticmethod
     def pass_() -> Action:
-        return Action("pass")
+        """A pass (one shared instance: an Action is immutable and a pass has nothing else)."""
+        return _PASS
 
     @staticmethod
     def verify(target: int) -> Action:
@@ -68,6 +69,9 @@ class Action:
         if self.kind == "volunteer" and self.password:
             return "Volunteer: " + ", ".join(self.password[k] for k in sorted(self.password))
         return "Pass"
+
+
+_PASS = Action("pass")
 
 
 @dataclass(slots=True)
