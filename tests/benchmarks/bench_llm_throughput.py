@@ -14,8 +14,14 @@ runs only that code), and sends N distinct chat requests at a fixed concurrency:
 
 Runs are interleaved (every repetition visits every level and every variant, in a rotating order) and the
 table shows the MEDIAN of the repetitions, so load from other processes hits all variants alike. Besides
-requests/second it reports process CPU milliseconds per request (far less sensitive to machine load) and the
-ratios to bare litellm. One command, prints the numbers::
+requests/second it reports, robust to load from other processes:
+
+- paired ratios: each repetition's run of a variant divided by the bare run of the SAME repetition and level
+  (seconds apart, under the same load), median and [min, max] over the repetitions;
+- process CPU milliseconds per request, and the CPU ratio bare ÷ variant (>= 1: the variant needs less CPU per
+  request, which is what bounds throughput once the cores are busy), paired and summarised the same way.
+
+One command, prints the numbers::
 
     python tests/benchmarks/bench_llm_throughput.py [--latency 0.2] [--levels 8,32,64] [--reps 5]
 
@@ -336,6 +342,26 @@ def main() -> None:
         proc.terminate()
         proc.wait(5)
     load_after = os.getloadavg()
+    report(args, levels, variants, rates, cpus, load_before, load_after)
+
+
+def paired(values: dict[tuple[int, str], list[float]], conc: int, v: str, *, invert: bool = False) -> str:
+    """Median [min, max] over repetitions of variant ÷ bare (bare ÷ variant with ``invert``), each
+    repetition's run against the bare run of the same repetition."""
+    pairs = zip(values[conc, v], values[conc, "bare"], strict=True)
+    ratios = [b / x if invert else x / b for x, b in pairs]
+    return f"{statistics.median(ratios):.2f} [{min(ratios):.2f},{max(ratios):.2f}]"
+
+
+def report(
+    args: argparse.Namespace,
+    levels: list[int],
+    variants: list[str],
+    rates: dict[tuple[int, str], list[float]],
+    cpus: dict[tuple[int, str], list[float]],
+    load_before: tuple[float, float, float],
+    load_after: tuple[float, float, float],
+) -> None:
     med = {k: statistics.median(v) for k, v in rates.items()}
     pooled = {
         k: statistics.harmonic_mean(v) for k, v in rates.items()
@@ -372,10 +398,24 @@ def main() -> None:
         row = f"{conc:>5} " + " ".join(f"{pooled[conc, v]:>11.1f}" for v in variants)
         row += " " + " ".join(f"{pooled[conc, v] / pooled[conc, 'bare']:>13.2f}" for v in others)
         print(row)
+    print(
+        "paired ratio to bare (each repetition's run / the bare run of the same repetition and level; "
+        "median [min,max] over repetitions):"
+    )
+    print(f"{'conc':>5} " + " ".join(f"{v + '/bare':>17}" for v in others))
+    for conc in levels:
+        print(f"{conc:>5} " + " ".join(f"{paired(rates, conc, v):>17}" for v in others))
     print("process CPU ms per request (mean of all runs; lower is better, less affected by load):")
     print(f"{'conc':>5} " + " ".join(f"{v:>11}" for v in variants))
     for conc in levels:
         print(f"{conc:>5} " + " ".join(f"{cpu[conc, v]:>11.2f}" for v in variants))
+    print(
+        "CPU ratio, bare CPU per request / the variant's (>= 1: less CPU per request, more requests/s once "
+        "the cores are busy; paired by repetition, median [min,max]):"
+    )
+    print(f"{'conc':>5} " + " ".join(f"{'bare/' + v:>17}" for v in others))
+    for conc in levels:
+        print(f"{conc:>5} " + " ".join(f"{paired(cpus, conc, v, invert=True):>17}" for v in others))
 
 
 if __name__ == "__main__":

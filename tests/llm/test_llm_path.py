@@ -1,4 +1,5 @@
-"""The LLM path's per-call costs: a frozen import heap, no extra task per call, a timeout backstop, the bench."""
+"""The LLM path's per-call costs: a frozen import heap and a raised young-generation threshold, no extra task
+per call, a timeout backstop, zero prices for models litellm cannot price, the bench."""
 
 from __future__ import annotations
 
@@ -14,17 +15,21 @@ from typing import Any
 
 import pytest
 
-from trustsim.llm.transport import call_litellm, classify, get_litellm
+from trustsim.llm import transport
+from trustsim.llm.fake_server import FakeServer
+from trustsim.llm.transport import GC_GEN0_THRESHOLD, call_litellm, classify, get_litellm
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def fake_response(text: str = '{"action": "pass"}') -> Any:
+def fake_response(
+    text: str = '{"action": "pass"}', cost: float | None = 0.25, prompt_tokens: int = 11
+) -> Any:
     message = SimpleNamespace(content=text, refusal=None)
     return SimpleNamespace(
         choices=[SimpleNamespace(message=message, finish_reason="stop")],
-        usage=SimpleNamespace(prompt_tokens=11, completion_tokens=7),
-        _hidden_params={"response_cost": 0.25},
+        usage=SimpleNamespace(prompt_tokens=prompt_tokens, completion_tokens=7),
+        _hidden_params={"response_cost": cost},
     )
 
 
@@ -33,6 +38,109 @@ def test_get_litellm_freezes_the_import_heap() -> None:
     otherwise walk them again, ~0.4 ms per call at concurrency 64)."""
     get_litellm()
     assert gc.get_freeze_count() > 100_000
+
+
+def test_get_litellm_raises_the_young_generation_threshold() -> None:
+    """litellm allocates a few hundred containers per call: with Python's default threshold (700) a young
+    collection ran every few calls and every tenth also walked the older generation."""
+    get_litellm()
+    assert gc.get_threshold()[0] >= GC_GEN0_THRESHOLD
+
+
+def test_threshold_is_raised_once_at_import_in_a_fresh_process() -> None:
+    """Set once, when litellm is first imported, never lowered; the older generations keep theirs; an
+    interpreter that switched automatic collection off keeps it off."""
+    code = (
+        "import gc; from trustsim.llm.transport import get_litellm, GC_GEN0_THRESHOLD as T\n"
+        "gc.set_threshold(700, 11, 12); assert gc.get_threshold() == (700, 11, 12)\n"
+        "get_litellm(); assert gc.get_threshold() == (T, 11, 12), gc.get_threshold()\n"
+        "gc.set_threshold(0); get_litellm(); assert gc.get_threshold()[0] == 0\n"
+        "print('ok')"
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def _recorder(monkeypatch: pytest.MonkeyPatch, cost: float | None, prompt_tokens: int = 11) -> list[dict]:
+    litellm = get_litellm()
+    calls: list[dict] = []
+
+    async def acompletion(**kwargs: Any) -> Any:
+        calls.append(kwargs)
+        return fake_response(cost=cost, prompt_tokens=prompt_tokens)
+
+    monkeypatch.setattr(litellm, "acompletion", acompletion)
+    monkeypatch.setattr(transport, "_UNPRICED", set())
+    return calls
+
+
+def _call(model: str = "openai/m", params: dict | None = None, api_base: str | None = "http://x/v1") -> Any:
+    return asyncio.run(
+        call_litellm(model, [], params or {}, api_base=api_base, api_key="k", timeout_s=5, drop_params=True)
+    )
+
+
+def test_a_model_litellm_cannot_price_gets_zero_prices_after_its_first_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """litellm answered without a cost (not in its price map): later calls of that model and api base pass
+    litellm's per-call prices as zero, so it stops searching its price map on every call. The recorded
+    cost is 0 either way; another api base or model is still asked afresh."""
+    calls = _recorder(monkeypatch, cost=None)
+    assert [_call().cost_usd for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert "input_cost_per_token" not in calls[0]
+    for kw in calls[1:]:
+        assert kw["input_cost_per_token"] == 0.0 and kw["output_cost_per_token"] == 0.0
+    _call(api_base="http://y/v1")
+    _call(model="openai/other")
+    assert "input_cost_per_token" not in calls[3] and "input_cost_per_token" not in calls[4]
+
+
+def test_priced_models_and_configured_prices_are_left_to_litellm(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _recorder(monkeypatch, cost=0.25)
+    assert [_call().cost_usd for _ in range(2)] == [0.25, 0.25]
+    assert all("input_cost_per_token" not in kw for kw in calls)
+    calls = _recorder(monkeypatch, cost=None, prompt_tokens=0)  # no usage: litellm may have had none to price
+    _call(), _call()
+    assert all("input_cost_per_token" not in kw for kw in calls)
+    calls = _recorder(monkeypatch, cost=None)
+    own = {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}  # the model's own params win
+    _call(params=own), _call(params=own)
+    assert calls[1]["input_cost_per_token"] == 1e-6 and calls[1]["output_cost_per_token"] == 2e-6
+
+
+def test_zero_prices_do_not_change_what_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against the fake server (a model outside litellm's price map): the priced call sends the same body
+    and headers as the first, and both cost 0."""
+    monkeypatch.setattr(transport, "_UNPRICED", set())
+    messages = [{"role": "user", "content": "same"}]
+
+    async def two(base: str) -> list[Any]:
+        out = []
+        for _ in range(2):
+            out.append(
+                await call_litellm(
+                    "openai/fake-unpriced",
+                    messages,
+                    {"temperature": 0.0, "max_tokens": 16},
+                    api_base=base,
+                    api_key="k",
+                    timeout_s=10,
+                    drop_params=True,
+                )
+            )
+        return out
+
+    with FakeServer() as server:
+        results = asyncio.run(two(server.api_base))
+        assert ("openai/fake-unpriced", server.api_base) in transport._UNPRICED
+        assert server.requests[0] == server.requests[1]
+        assert [h.get("content-length") for h in server.headers] == [server.headers[0]["content-length"]] * 2
+    assert [r.cost_usd for r in results] == [0.0, 0.0]
+    assert results[0].prompt_tokens == results[1].prompt_tokens > 0
 
 
 def test_call_litellm_creates_no_task_and_reads_the_answer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,5 +239,20 @@ def test_throughput_bench_runs_and_prints_every_variant() -> None:
     assert all(r > 0 for r in rates.values())
     assert float(row[7 + 3]) == pytest.approx(rates["client"] / rates["bare"], abs=0.01)  # client/bare
     assert any(line.startswith("pooled over all runs") for line in lines)
-    cpu = lines[-1].split()
+
+    def table(heading: str) -> list[str]:  # the row of concurrency 2 under a heading
+        at = next(i for i, line in enumerate(lines) if line.startswith(heading))
+        assert lines[at + 1].split()[0] == "conc"
+        return lines[at + 2].split()
+
+    cpu = table("process CPU ms per request")
     assert cpu[0] == "2" and len(cpu) == 7 and all(float(x) > 0 for x in cpu[1:])
+    ratio = table("paired ratio to bare")  # median [min,max] of 5 variants against bare
+    assert ratio[0] == "2" and len(ratio) == 1 + 2 * 5
+    medians = [float(x) for x in ratio[1::2]]
+    # one repetition: the paired ratio is the ratio of the two runs, as in the median table
+    assert medians == pytest.approx([float(x) for x in row[7:12]], abs=0.011)
+    assert ratio[2] == f"[{ratio[1]},{ratio[1]}]"
+    cpu_ratio = table("CPU ratio, bare CPU per request")
+    assert cpu_ratio[0] == "2" and len(cpu_ratio) == 1 + 2 * 5
+    assert float(cpu_ratio[1 + 2 * 3]) == pytest.approx(float(cpu[1]) / float(cpu[5]), abs=0.011)  # client

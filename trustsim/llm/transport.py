@@ -13,15 +13,23 @@ from typing import Any
 _litellm: Any = None
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+GC_GEN0_THRESHOLD = 20_000  # the young-generation threshold once litellm is imported (see get_litellm)
 
 
 def get_litellm() -> Any:
-    """Import litellm once, lazily (it takes seconds), with the offline cost map.
+    """Import litellm once, lazily (it takes seconds), with the offline cost map, and tune the collector.
 
     The import leaves ~370,000 long-lived objects (price map, provider configs, schemas) that every full
     garbage collection would scan again (~0.2 s each, one every few hundred calls: ~0.4 ms per call at
     concurrency 64). They are moved to the collector's permanent generation (:func:`gc.freeze`) once,
     after a collection, so that work is done once per process, not once per few hundred calls.
+
+    litellm also allocates a few hundred container objects per call, most freed at once, so Python's default
+    young-generation threshold (700) starts a collection every few calls, and every tenth one also walks the
+    older generation (~0.4 ms of CPU per call at concurrency 64). The young threshold is raised to
+    :data:`GC_GEN0_THRESHOLD` for the rest of the process (never lowered; the older generations keep theirs):
+    ~30x fewer collections, ~0.1 ms per call, and ~5 MiB more peak memory with 64 calls in flight (cyclic
+    garbage waits longer). Only processes that send requests through litellm import it.
     """
     global _litellm
     if _litellm is None:
@@ -38,6 +46,9 @@ def get_litellm() -> Any:
         install_log_redaction()  # litellm's own handlers too: a provider error may quote the key
         gc.collect()  # garbage of the import is freed, not frozen
         gc.freeze()
+        gen0, gen1, gen2 = gc.get_threshold()
+        if gen0:  # a threshold of 0 switches automatic collection off: left off
+            gc.set_threshold(max(gen0, GC_GEN0_THRESHOLD), gen1, gen2)
         _litellm = litellm
     return _litellm
 
@@ -137,6 +148,21 @@ def classify(exc: BaseException) -> Failure | None:
     return None
 
 
+# (litellm model id, api base) of models litellm could not price: its answer to a call that used tokens
+# carried no cost. Later calls give litellm their price, zero (its documented per-call custom pricing,
+# ``input_cost_per_token``/``output_cost_per_token``, never sent to the provider), so it does not search
+# its price map and name variants for the model again on every call (~10 % of its CPU per call). The
+# recorded cost is unchanged: trustsim counts a call litellm cannot price as 0 (budget.call_cost) and
+# prices it from ``model.price`` when the config gives one. Models litellm prices are left to it.
+_UNPRICED: set[tuple[str, str | None]] = set()
+UNPRICED_PRICING = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}
+
+
+def _note_pricing(model: str, api_base: str | None, cost: Any, prompt_tokens: int) -> None:
+    if cost is None and prompt_tokens > 0:
+        _UNPRICED.add((model, api_base))
+
+
 async def call_litellm(
     model: str,
     messages: list[dict[str, Any]],
@@ -162,6 +188,8 @@ async def call_litellm(
         kwargs["api_base"] = api_base
     if api_key:
         kwargs["api_key"] = api_key
+    if (model, api_base) in _UNPRICED and not UNPRICED_PRICING.keys() & kwargs.keys():
+        kwargs.update(UNPRICED_PRICING)
     start = time.perf_counter()
     async with asyncio.timeout(timeout_s + 1.0):  # a backstop to litellm's own timeout; no extra task
         response = await litellm.acompletion(**kwargs)
@@ -172,6 +200,7 @@ async def call_litellm(
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
     hidden = getattr(response, "_hidden_params", None) or {}
     cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    _note_pricing(model, api_base, cost, prompt_tokens)
     try:
         cost_usd = float(cost) if cost is not None else 0.0
     except (TypeError, ValueError):
