@@ -246,22 +246,6 @@ class EscapeRoomModel(mesa.Model):
             self.recorder.event(type, **json.loads(f"{{{self._head},{body}}}"))
 
     # -- one round -----------------------------------------------------------------------------------------
-    def observation(self, seat: str) -> Observation:
-        """What ``seat`` sees at the start of the coming round."""
-        state = self.state
-        return Observation(
-            seat,
-            self.game,
-            state.round + 1,
-            state.max_rounds,
-            state.puzzles[state.own_puzzle(seat)],
-            dict(state.coins),
-            tuple(state.alive),
-            self._views,
-            self.owners,
-            self._history,
-        )
-
     def _collect(self, verified: Iterable[int]) -> Generator[Request, Any, None]:
         """Every alive seat observes the same state and decides; illegal requests resolve as pass.
         ``verified``: the puzzles verified last round (only their capsules can have changed)."""
@@ -274,7 +258,7 @@ class EscapeRoomModel(mesa.Model):
                 views[k] = state.puzzle_views(k)
                 self._view_items.pop(k, None)
         self.record.views[round_] = views
-        history = self._history = Announcements(state.reports, self._texts, len(state.reports))
+        history = Announcements(state.reports, self._texts, len(state.reports))
         if self.recorder is not None:
             items = self._view_items
             table = "{" + ", ".join([items.get(k) or self._view_item(k) for k in views]) + "}"
@@ -287,7 +271,7 @@ class EscapeRoomModel(mesa.Model):
             )
         seats, puzzles, own, coins = self.seats, state.puzzles, state.own_puzzles, state.coins
         alive = [seats[s] for s in state.alive]
-        shown = tuple(state.alive)  # one observation per seat, built in place (see ``observation``)
+        shown = tuple(state.alive)
         game, max_rounds, owners = self.game, state.max_rounds, self.owners
         observations = [
             Observation(
@@ -295,6 +279,11 @@ class EscapeRoomModel(mesa.Model):
             )
             for s in state.alive
         ]
+        if round_ == 1:  # the game starts: each seat that wants it sees its first observation now
+            starts = self._hooked["start"]
+            for agent, obs in zip(alive, observations, strict=True):
+                if agent.seat in starts:
+                    agent.policy.start_game(obs)
         decisions = yield ("decide", alive, observations)
         self._pending = {}
         for agent, decision in zip(alive, decisions, strict=True):
@@ -441,11 +430,7 @@ class EscapeRoomModel(mesa.Model):
             )
         self._views = self.state.capsule_views()
         self._view_items = {}
-        self._history = ()
-        starts, observers, enders = self._hooked["start"], self._hooked["observe"], self._hooked["end"]
-        for seat in self.state.alive:
-            if seat in starts:
-                self.seats[seat].policy.start_game(self.observation(seat))
+        observers, enders = self._hooked["observe"], self._hooked["end"]
         verified: list[int] = []  # the capsule table changes only through verifications
         while not self.state.over:
             alive_before = [s for s in self.state.alive if s in observers]
