@@ -64,10 +64,14 @@ class Action:
 
     def describe(self) -> str:
         """Reference-style text: ``Pass``, ``Verify: Q4``, ``Volunteer: Q1-A, Q2-B, ...``."""
-        if self.kind == "verify":
+        kind = self.kind
+        if kind == "pass":
+            return "Pass"
+        if kind == "verify":
             return f"Verify: Q{self.target}"
-        if self.kind == "volunteer" and self.password:
-            return "Volunteer: " + ", ".join(self.password[k] for k in sorted(self.password))
+        password = self.password
+        if kind == "volunteer" and password:
+            return "Volunteer: " + ", ".join([password[k] for k in sorted(password)])
         return "Pass"
 
 
