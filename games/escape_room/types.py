@@ -6,10 +6,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, overload
 
+from trustsim.records import fast_init
+
 ActionKind = Literal["pass", "verify", "volunteer"]
 SEATS: tuple[str, ...] = ("A", "B", "C", "D")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Puzzle:
     """An arithmetic puzzle; ``index`` is 1-based (Q1..Q4)."""
@@ -33,6 +36,7 @@ class Capsule:
     endorsers: list[str] = field(default_factory=list)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CapsuleView:
     """The public face of a capsule."""
@@ -41,6 +45,7 @@ class CapsuleView:
     endorsers: tuple[str, ...]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Action:
     """A requested action. ``target`` is a 1-based puzzle index; ``password`` maps puzzle index → capsule label."""
@@ -99,6 +104,7 @@ class Decision:
     cached: bool = False
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Observation:
     """Everything one seat sees at the start of a round (the same public state for all seats)."""
@@ -119,6 +125,7 @@ class Observation:
         return self.coins[self.seat]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class VerificationReport:
     seat: str
@@ -129,6 +136,7 @@ class VerificationReport:
     endorsers: tuple[str, ...] = ()  # the capsule's endorsers right after this verification
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RoundReport:
     """The public announcement after a round resolves."""
@@ -162,6 +170,7 @@ class RoundReport:
         return " ".join(parts)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class GameSummary:
     """What every seat learns at game end."""
