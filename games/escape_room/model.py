@@ -146,6 +146,7 @@ class EscapeRoomModel(mesa.Model):
         )
         self._event_json = getattr(recorder, "event_json", None)  # events built as JSON text (RunRecorder)
         self._json_texts: dict[tuple[Any, Any], str] = {}  # see _json_object
+        self._first_views: dict[tuple[tuple[int, str], ...], tuple[dict[int, Any], dict[int, str]]] = {}
         self._seat_session(session, policies, partner_puzzle, used_puzzles)
         self._deal(seed, game)
 
@@ -173,6 +174,7 @@ class EscapeRoomModel(mesa.Model):
         others = [k for k in range(1, len(seats) + 1) if k != partner_puzzle]
         self.owners = {k: s for k, s in zip(others, [s for s in seats if s != PARTNER_SEAT], strict=True)}
         self.owners[partner_puzzle] = PARTNER_SEAT
+        self._owner_key = tuple(self.owners.items())
         # the seats whose policy has each per-game hook (a hook left as the base class's no-op is not called)
         self._hooked = {
             hook: frozenset(s for s, p in policies.items() if _overrides(p, *hooks))
@@ -213,9 +215,8 @@ class EscapeRoomModel(mesa.Model):
         self._verify_answers: dict[str, int] = {}
         self._texts: list[str] = []  # the rounds' announcements rendered so far (see Announcements)
         self._head = f'"session":{json_text(self.session)},"game":{json_text(game)}'
-        self._view_items: dict[
-            int, str
-        ] = {}  # puzzle → its item of repr(capsule table), for the round digest
+        # puzzle → its item of repr(capsule table), for the round digest
+        self._view_items: dict[int, str] = {}
 
     # -- setup ---------------------------------------------------------------------------------------------
     def _seal(self) -> Generator[Request, Any, GameState]:
@@ -428,8 +429,16 @@ class EscapeRoomModel(mesa.Model):
                 f'"partner_puzzle":{json_text(self.record.partner_puzzle)},"puzzles":{{{puzzles}}},'
                 f'"sealed":{json_object(sealed)}',
             )
-        self._views = self.state.capsule_views()
-        self._view_items = {}
+        # a game's first capsule table (and its digest text) follows from its owners alone (each owner's sealed
+        # capsule, endorsed by it): built once per set of owners; each game gets its own copy of the table
+        first = self._first_views.get(self._owner_key)
+        if first is None:
+            views = self.state.capsule_views()
+            first = self._first_views[self._owner_key] = (
+                views,
+                {k: _item_repr(k, c) for k, c in views.items()},
+            )
+        self._views, self._view_items = dict(first[0]), dict(first[1])
         observers, enders = self._hooked["observe"], self._hooked["end"]
         verified: list[int] = []  # the capsule table changes only through verifications
         while not self.state.over:
