@@ -133,8 +133,10 @@ class BayesAgent(EscapeRoomPolicy):
             target = (
                 candidates[0] if len(candidates) == 1 else candidates[int(self.rng.integers(len(candidates)))]
             )
-            return Decision(Action.verify(target), confidence=conf, trusted=trusted)
-        return Decision(Action.volunteer(trusted), confidence=conf, trusted=trusted)
+            action = Action("verify", target)
+        else:
+            action = Action("volunteer", None, dict(trusted))  # Action.volunteer, built directly
+        return Decision(action, None, None, conf, trusted)  # action, raw_text, reasoning, confidence, trusted
 
     def observe(self, report: RoundReport) -> None:
         owners, originals = self._owners, self._originals
