@@ -268,7 +268,7 @@ class EscapeRoomModel(mesa.Model):
             self._emit(
                 "round_start",
                 f'"round":{json_text(round_)},"alive":{json_list(state.alive)},'
-                f'"coins":{json_object(state.coins)},"digest":"{digest}"',
+                f'"coins":{self._json_object(state.coins)},"digest":"{digest}"',
             )
         seats, puzzles, own, coins = self.seats, state.puzzles, state.own_puzzles, state.coins
         alive = [seats[s] for s in state.alive]
@@ -354,10 +354,11 @@ class EscapeRoomModel(mesa.Model):
             body += f',"trusted":{self._json_object(d.trusted)}'
         self._emit("decision", body)
 
-    def _json_object(self, mapping: dict[int, Any]) -> str:
-        """:func:`json_object` of a decision's per-puzzle mapping (confidences, trusted capsules), remembered:
-        a seat states the same mapping round after round, and the same few values. A mapping's text is looked
-        up whole (its items and their types: 1 and 1.0 are told apart), else built from remembered value texts."""
+    def _json_object(self, mapping: dict[Any, Any]) -> str:
+        """:func:`json_object` of a mapping that repeats (a decision's confidences and trusted capsules, the
+        coins, a password), remembered: a seat states the same mapping round after round, and the same few
+        values. A mapping's text is looked up whole (its items and their types: 1 and 1.0 are told apart), else
+        built from remembered value texts (int keys) or by :func:`json_object`."""
         texts = self._json_texts
         try:
             if 0 in mapping.values():  # 0.0 and -0.0 (and 0, False) are equal keys with different texts
@@ -371,9 +372,9 @@ class EscapeRoomModel(mesa.Model):
             parts = [
                 f'"{k}":{get((v, type(v))) or remember(v)}' for k, v in mapping.items() if type(k) is int
             ]
-            if len(parts) != len(mapping):  # a key that is not an int
-                return json_object(mapping)
-            text = texts[key] = "{" + ",".join(parts) + "}"
+            # a key that is not an int: the whole text from json_object
+            text = "{" + ",".join(parts) + "}" if len(parts) == len(mapping) else json_object(mapping)
+            texts[key] = text
         return text
 
     def _value_json(self, value: Any) -> str:
@@ -400,7 +401,7 @@ class EscapeRoomModel(mesa.Model):
                 + (',"already_endorsed":true' if v.already else ""),
             )
         if report.chosen_volunteer:
-            password = "null" if report.password is None else json_object(report.password)
+            password = "null" if report.password is None else self._json_object(report.password)
             self._emit(
                 "volunteer",
                 f'"round":{round_text},"volunteers":{json_list(report.volunteers)},'
@@ -481,8 +482,8 @@ class EscapeRoomModel(mesa.Model):
             self._emit(
                 "game_end",
                 f'"outcome":{json_str(state.outcome)},"rounds":{json_text(state.round)},'
-                f'"survivors":{json_list(state.alive)},"coins":{json_object(state.coins)},'
-                f'"scores":{json_object(scores)},"escape_round":{json_text(state.escape_round)}',
+                f'"survivors":{json_list(state.alive)},"coins":{self._json_object(state.coins)},'
+                f'"scores":{self._json_object(scores)},"escape_round":{json_text(state.escape_round)}',
             )
 
     def play_sync(self) -> GameRecord:

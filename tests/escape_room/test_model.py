@@ -304,6 +304,7 @@ def test_decision_events_keep_each_stated_value_exactly():
     start_all(policies)
     model = EscapeRoomModel(seed=1, game=1, options=options, policies=policies, partner_puzzle=4)
     for mapping in ({1: 0.0}, {1: -0.0}, {1: 0}, {1: False}, {1: 1}, {1: 1.0}, {1: True}, {1: 0.0, 2: -0.0},
-                    {1: -0.0, 2: 0.0}, {1: float("nan")}, {1: "Q1-A"}, {"1": 0.5}, {1: [1, 2]}):  # fmt: skip
+                    {1: -0.0, 2: 0.0}, {1: float("nan")}, {1: "Q1-A"}, {"1": 0.5}, {1: [1, 2]}, {"A": 4, "B": 3}, {"A": 4.0, "B": 3},
+                    {"A": 4, "D": 0}, {"A": True}):  # fmt: skip
         for _ in range(2):  # the second time from the memo
             assert model._json_object(mapping) == json_object(mapping), mapping
