@@ -256,3 +256,44 @@ def test_throughput_bench_runs_and_prints_every_variant() -> None:
     cpu_ratio = table("CPU ratio, bare CPU per request")
     assert cpu_ratio[0] == "2" and len(cpu_ratio) == 1 + 2 * 5
     assert float(cpu_ratio[1 + 2 * 3]) == pytest.approx(float(cpu[1]) / float(cpu[5]), abs=0.011)  # client
+
+
+def test_a_configured_price_is_given_to_litellm_and_recorded(
+    fake_server: FakeServer, make_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model config with ``price``: litellm gets the same per-token prices (no price-map search), the
+    recorded cost is the config's, and nothing about pricing reaches the provider. Without ``price`` the
+    first call leaves pricing to litellm."""
+    from trustsim.llm import ChatRequest
+
+    from .helpers import model_dict
+
+    litellm = get_litellm()
+    real = litellm.acompletion
+    seen: list[dict[str, Any]] = []
+
+    async def spy(**kwargs: Any) -> Any:
+        seen.append(dict(kwargs))
+        return await real(**kwargs)
+
+    monkeypatch.setattr(litellm, "acompletion", spy)
+    monkeypatch.setattr(transport, "_UNPRICED", set())
+    price = {"input_per_mtok": 1.0, "output_per_mtok": 4.0}
+    priced = make_client(model=model_dict(fake_server.api_base, price=price))
+    plain = make_client(model=model_dict(fake_server.api_base, name="plain"))
+
+    async def ask() -> list[Any]:
+        out = [
+            await priced.complete(ChatRequest("fake", [{"role": "user", "content": "priced"}])),
+            await plain.complete(ChatRequest("plain", [{"role": "user", "content": "plain"}])),
+        ]
+        await priced.aclose()
+        await plain.aclose()
+        return out
+
+    first, second = asyncio.run(ask())
+    assert seen[0]["input_cost_per_token"] == 1e-6 and seen[0]["output_cost_per_token"] == 4e-6
+    assert "input_cost_per_token" not in seen[1]
+    assert first.cost_usd == pytest.approx((first.prompt_tokens * 1.0 + first.completion_tokens * 4.0) / 1e6)
+    assert first.cost_usd > 0 and second.cost_usd == 0.0
+    assert all(set(r) == {"model", "messages", "temperature", "max_tokens"} for r in fake_server.requests)

@@ -228,6 +228,15 @@ class LLMClient:
             out[header] = value
         return out
 
+    def _pricing(self, model_id: str) -> dict[str, Any]:
+        """The transport's ``price`` (USD per input and output token) for a call of the model itself when its
+        config declares ``price``: the budget prices such calls from it (budget.call_cost), and litellm, told
+        the same figures, skips its price-map search. Nothing otherwise (litellm prices the call)."""
+        price = self.model.price
+        if price is None or self.model.provider != "litellm" or model_id != self.model.litellm_model:
+            return {}
+        return {"price": (price["input_per_mtok"] / 1e6, price["output_per_mtok"] / 1e6)}
+
     def _advice(self, status: int | None) -> str:
         if status in (401, 403):
             env = self.model.api_key_env
@@ -248,6 +257,7 @@ class LLMClient:
         headers = self._headers()
         if headers:
             params = {**params, "extra_headers": {**(params.get("extra_headers") or {}), **headers}}
+        pricing = self._pricing(model_id)
         attempts = 0
         async with sem:
             await self.budget.before_send()  # at llm.budget_usd: waits for the calls in flight, then raises
@@ -265,6 +275,7 @@ class LLMClient:
                         api_key=api_key,
                         timeout_s=self.llm.timeout_s,
                         drop_params=self.model.drop_params,
+                        **pricing,
                     )
                 except TrustsimError:
                     raise

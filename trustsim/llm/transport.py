@@ -172,8 +172,14 @@ async def call_litellm(
     api_key: str | None,
     timeout_s: float,
     drop_params: bool,
+    price: tuple[float, float] | None = None,
 ) -> CallResult:
-    """One ``litellm.acompletion`` call (no retries inside litellm or the OpenAI SDK)."""
+    """One ``litellm.acompletion`` call (no retries inside litellm or the OpenAI SDK).
+
+    ``price``: USD per (input, output) token the caller prices the call with (the model config's ``price``),
+    given to litellm as its per-call prices: litellm then computes that cost without searching its price
+    map (and the caller's cost is the same number).
+    """
     litellm = get_litellm()
     kwargs: dict[str, Any] = dict(params)
     kwargs.update(
@@ -188,8 +194,11 @@ async def call_litellm(
         kwargs["api_base"] = api_base
     if api_key:
         kwargs["api_key"] = api_key
-    if (model, api_base) in _UNPRICED and not UNPRICED_PRICING.keys() & kwargs.keys():
-        kwargs.update(UNPRICED_PRICING)
+    if not UNPRICED_PRICING.keys() & kwargs.keys():  # prices in the model's params are its own
+        if price is not None:
+            kwargs["input_cost_per_token"], kwargs["output_cost_per_token"] = price
+        elif (model, api_base) in _UNPRICED:
+            kwargs.update(UNPRICED_PRICING)
     start = time.perf_counter()
     async with asyncio.timeout(timeout_s + 1.0):  # a backstop to litellm's own timeout; no extra task
         response = await litellm.acompletion(**kwargs)
