@@ -101,7 +101,7 @@ def _item_repr(puzzle: int, caps: tuple[CapsuleView, ...]) -> str:
 
 
 _MAX_VALUE_TEXTS = 100_000
-"""Remembered JSON texts of decision values (see ``EscapeRoomModel._json_object``) before the memo is cleared."""
+"""Remembered JSON texts (see ``EscapeRoomModel._json_object``) before the memo is cleared."""
 
 _HOOKS = {"start": ("start_game",), "observe": ("observe",), "end": ("end_game", "aend_game")}
 """The per-game hooks of :class:`EscapeRoomPolicy` the game calls, by what it calls them for."""
@@ -185,9 +185,7 @@ class EscapeRoomModel(mesa.Model):
         self.synchronous = (
             self.options.own_answer != "llm"
             and self.options.verifier != "llm"
-            and not any(
-                p.is_async or type(p).aend_game is not EscapeRoomPolicy.aend_game for p in policies.values()
-            )
+            and not any(p.is_async or _overrides(p, "aend_game") for p in policies.values())
         )
         self.used_puzzles = used_puzzles if used_puzzles is not None else set()
         if len(self._json_texts) > _MAX_VALUE_TEXTS:  # bounded: memory stays flat however long the job
@@ -215,8 +213,6 @@ class EscapeRoomModel(mesa.Model):
         self._verify_answers: dict[str, int] = {}
         self._texts: list[str] = []  # the rounds' announcements rendered so far (see Announcements)
         self._head = f'"session":{json_text(self.session)},"game":{json_text(game)}'
-        # puzzle → its item of repr(capsule table), for the round digest
-        self._view_items: dict[int, str] = {}
 
     # -- setup ---------------------------------------------------------------------------------------------
     def _seal(self) -> Generator[Request, Any, GameState]:
@@ -439,6 +435,7 @@ class EscapeRoomModel(mesa.Model):
                 views,
                 {k: _item_repr(k, c) for k, c in views.items()},
             )
+        # the capsule table, and puzzle → its item of repr(table) for the round digest
         self._views, self._view_items = dict(first[0]), dict(first[1])
         observers, enders = self._hooked["observe"], self._hooked["end"]
         verified: list[int] = []  # the capsule table changes only through verifications
