@@ -109,8 +109,30 @@ def test_bayes_forget_resets_beliefs():
     agent.start_session("A", np.random.default_rng(0), Services())
     agent._add("D", 5, 0)
     assert agent.reliability("D") > 0.8
+    assert agent._stated_reliability("D") > 0.8
     agent.forget()
-    assert agent.reliability("D") == 0.5
+    assert agent.reliability("D") == 0.5 and agent._stated_reliability("D") == 0.5
+
+
+def test_bayes_decisions_state_what_its_confidence_and_trusted_capsules_say():
+    """``decide`` inlines the trusted capsule and confidence on its hot path: they equal ``_trusted`` and
+    ``confidence`` on every decision of a session, and the password is the trusted capsules'."""
+    checked = 0
+
+    class Checked(BayesAgent):
+        def decide(self, obs):  # type: ignore[no-untyped-def]
+            nonlocal checked
+            decision = super().decide(obs)
+            trusted = self._trusted(obs)
+            assert decision.confidence == self.confidence(obs, trusted)
+            assert decision.trusted == {k: c.label for k, c in trusted.items()}
+            if decision.action.kind == "volunteer":
+                assert decision.action.password == decision.trusted
+            checked += 1
+            return decision
+
+    play_session(Checked, "TTFFTTFTFT", seed=5)
+    assert checked > 30
 
 
 def _volume(run_dir) -> pd.DataFrame:
