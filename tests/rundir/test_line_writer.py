@@ -12,17 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.rundir.strategies import cells
 from trustsim.rundir import RunRecorder, TableWriter, format_cell
 from trustsim.rundir import writer as writer_module
 from trustsim.rundir.writer import cell_text, csv_cell
-
-cells = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(10**12), 10**12),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(alphabet=st.sampled_from(list('ab ,"\n\r;:-é')), max_size=6),
-)
 
 
 def csv_text(columns: list[str], rows: list[list[object]]) -> str:

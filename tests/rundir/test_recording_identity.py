@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.rundir.recording_digests import GOLDEN, JOBS, table_digest
+from tests.rundir.strategies import cells
 from trustsim import api
 from trustsim.rundir import TableWriter, format_cell
 from trustsim.rundir.writer import cell_text
@@ -108,15 +109,6 @@ def test_the_escape_room_model_takes_the_fast_path_only_without_llm_seats() -> N
     assert not model(verifier="llm").synchronous  # a verification asks the seat (async) for its answer
     with pytest.raises(RuntimeError, match="asynchronous"):
         model(own_answer="llm").play_sync()
-
-
-cells = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(10**12), 10**12),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(alphabet=st.sampled_from(list('ab ,"\n\r;:-é')), max_size=6),
-)
 
 
 @settings(max_examples=150, deadline=None)
