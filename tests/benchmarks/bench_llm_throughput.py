@@ -353,6 +353,22 @@ def paired(values: dict[tuple[int, str], list[float]], conc: int, v: str, *, inv
     return f"{statistics.median(ratios):.2f} [{min(ratios):.2f},{max(ratios):.2f}]"
 
 
+def print_rates(
+    table: dict[tuple[int, str], float], levels: list[int], variants: list[str], others: list[str]
+) -> None:
+    """One rates table: requests/s per level and variant, then each variant's rate ÷ bare's."""
+    print(
+        f"{'conc':>5} "
+        + " ".join(f"{v + ' /s':>11}" for v in variants)
+        + " "
+        + " ".join(f"{v + '/bare':>13}" for v in others)
+    )
+    for conc in levels:
+        row = f"{conc:>5} " + " ".join(f"{table[conc, v]:>11.1f}" for v in variants)
+        row += " " + " ".join(f"{table[conc, v] / table[conc, 'bare']:>13.2f}" for v in others)
+        print(row)
+
+
 def report(
     args: argparse.Namespace,
     levels: list[int],
@@ -372,13 +388,7 @@ def report(
         f"interleaved runs, load avg {load_before[0]:.2f} before, {load_after[0]:.2f} after"
     )
     others = [v for v in variants if v != "bare"]
-    head = f"{'conc':>5} " + " ".join(f"{v + ' /s':>11}" for v in variants)
-    head += " " + " ".join(f"{v + '/bare':>13}" for v in others)
-    print(head)
-    for conc in levels:
-        row = f"{conc:>5} " + " ".join(f"{med[conc, v]:>11.1f}" for v in variants)
-        row += " " + " ".join(f"{med[conc, v] / med[conc, 'bare']:>13.2f}" for v in others)
-        print(row)
+    print_rates(med, levels, variants, others)
     if 1 in levels:
         print("speed-up over the sequential rate (concurrency 1) of the same variant:")
         print(f"{'conc':>5} " + " ".join(f"{v + ' xseq':>11}" for v in variants))
@@ -388,16 +398,7 @@ def report(
         "pooled over all runs (total requests / total time; includes costs that recur every few hundred calls,"
         " such as a full garbage collection, which a median of short runs can skip):"
     )
-    print(
-        f"{'conc':>5} "
-        + " ".join(f"{v + ' /s':>11}" for v in variants)
-        + " "
-        + " ".join(f"{v + '/bare':>13}" for v in others)
-    )
-    for conc in levels:
-        row = f"{conc:>5} " + " ".join(f"{pooled[conc, v]:>11.1f}" for v in variants)
-        row += " " + " ".join(f"{pooled[conc, v] / pooled[conc, 'bare']:>13.2f}" for v in others)
-        print(row)
+    print_rates(pooled, levels, variants, others)
     print(
         "paired ratio to bare (each repetition's run / the bare run of the same repetition and level; "
         "median [min,max] over repetitions):"
