@@ -111,8 +111,10 @@ from tests.store_shards.test_shards import put
 from trustsim.llm.store import ShardedStore
 store = ShardedStore(sys.argv[1], job="w" * 64)
 print("ready", flush=True)
+sys.stdin.readline()  # the reader has opened the shard directory: write while it reads
 for i in range(int(sys.argv[2])):
     put(store, f"q{i}", f"a{i}:" + "x" * (i % 7) * 900)  # some answers span overflow pages
+    time.sleep(0.002)  # paced, so the writes overlap the reads even on a fast disk
 store.close()
 """
 
@@ -122,9 +124,12 @@ def test_reading_a_shard_while_its_job_writes_it(tmp_path: Path, monkeypatch) ->
     monkeypatch.setattr(llm_store, "RESCAN_S", 0.0)  # re-read the shard's new keys at every lookup
     n = 400
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(n)], cwd=REPO,
-                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
     assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
     reader = ShardedStore(tmp_path, job=JOB_A)
+    assert proc.stdin is not None
+    proc.stdin.write("go\n")
+    proc.stdin.close()
     seen: set[int] = set()
     deadline = time.monotonic() + 60
     while proc.poll() is None and time.monotonic() < deadline:
