@@ -3,7 +3,10 @@
 Each subcommand records the files it wrote in ``<out>/.analysis-files.json`` (``{subcommand: [files]}``).
 The next run of the same subcommand into that folder removes those files first, so no stale figure or table
 survives next to a report that no longer mentions it. A folder holding files that no analysis wrote is
-refused unless ``--force`` is given (then files of the same name are overwritten and the others kept).
+refused unless ``--force`` is given (then files of the same name are overwritten and the others kept); the
+refusal comes before anything is removed, so a refused run leaves the folder exactly as it was. A subfolder
+with its own record (``report/yardstick/`` written by ``analysis yardstick --out report/yardstick/``) is
+another analysis's output, not foreign: the files its record lists are left alone.
 """
 
 from __future__ import annotations
@@ -22,13 +25,14 @@ class OutDirError(ValueError):
 
 
 def _snapshot(out: Path) -> dict[str, tuple[int, int]]:
+    """``{path relative to out: (mtime, size)}`` of every file below ``out`` except the records."""
     snap = {}
     for dirpath, _, filenames in os.walk(out):
         for name in filenames:
+            if name == RECORD:
+                continue
             path = Path(dirpath) / name
             rel = path.relative_to(out).as_posix()
-            if rel == RECORD:
-                continue
             st = path.stat()
             snap[rel] = (st.st_mtime_ns, st.st_size)
     return snap
@@ -42,6 +46,18 @@ def _read_record(out: Path) -> dict[str, list[str]]:
     if not isinstance(data, dict):
         return {}
     return {str(k): [str(f) for f in v] for k, v in data.items() if isinstance(v, list)}
+
+
+def _owned_by_nested_analyses(out: Path) -> set[str]:
+    """Files (relative to ``out``) listed in the record of a subfolder another analysis wrote into."""
+    owned: set[str] = set()
+    for dirpath, _, filenames in os.walk(out):
+        folder = Path(dirpath)
+        if folder == out or RECORD not in filenames:
+            continue
+        prefix = folder.relative_to(out).as_posix()
+        owned.update(f"{prefix}/{rel}" for files in _read_record(folder).values() for rel in files)
+    return owned
 
 
 def _remove(out: Path, rel: str) -> bool:
@@ -71,15 +87,17 @@ def owned_output(out: str | os.PathLike[str], command: str, *, force: bool = Fal
     if out.exists():
         if not out.is_dir():
             raise OutDirError(f"--out {out}: is a file, not a folder")
-        removed = [rel for rel in record.pop(command, []) if _remove(out, rel)]
-        owned = {rel for files in record.values() for rel in files}
+        nested = _owned_by_nested_analyses(out)
+        owned = {rel for files in record.values() for rel in files} | nested
         foreign = sorted(rel for rel in _snapshot(out) if rel not in owned)
-        if foreign and not force:
+        if foreign and not force:  # refuse before removing anything
             shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
             raise OutDirError(
-                f"--out {out}: the folder holds files that no analysis wrote ({shown}); choose a new or empty "
-                "folder, or pass --force to write into it anyway (same-name files are overwritten, others kept)"
+                f"--out {out}: the folder holds files that no analysis wrote ({shown}); nothing was changed. "
+                "Choose a new or empty folder, or pass --force to write into it anyway (same-name files are "
+                "overwritten, others kept)"
             )
+        removed = [rel for rel in record.pop(command, []) if rel not in nested and _remove(out, rel)]
     out.mkdir(parents=True, exist_ok=True)
     before = _snapshot(out)
     try:

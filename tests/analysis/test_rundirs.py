@@ -264,3 +264,41 @@ def test_two_subcommands_share_an_out_folder(tmp_path: Path) -> None:
     with owned_output(out, "trust"):  # trust's a.csv is replaced, calibration's b.csv stays
         (out / "c.csv").write_text("3")
     assert sorted(p.name for p in out.glob("*.csv")) == ["b.csv", "c.csv"]
+
+
+def test_a_refused_out_folder_is_left_exactly_as_it_was(tmp_path: Path, capsys) -> None:
+    from tests.analysis.synth import write_run
+
+    for i in range(3):
+        write_run(tmp_path / "in" / f"s{i}", n_games=3, seed=i)
+    out = tmp_path / "report"
+    assert _trust(out, tmp_path / "in", "--no-figures") == 0
+    (out / "notes").mkdir()
+    (out / "notes" / "mine.txt").write_text("keep me")
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert len(before) > 5
+    capsys.readouterr()
+    # the foreign notes/mine.txt is refused before anything is touched
+    assert _trust(out, tmp_path / "in", "--no-figures") == 2
+    err = capsys.readouterr().err
+    assert "notes/mine.txt" in err and "nothing was changed" in err and "removed" not in err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_a_nested_analysis_folder_is_not_foreign(tmp_path: Path, capsys) -> None:
+    from analysis.__main__ import main
+    from tests.analysis.synth import write_run
+
+    for i in range(3):
+        write_run(tmp_path / "in" / f"s{i}", n_games=3, seed=i)
+    out = tmp_path / "report"
+    assert _trust(out, tmp_path / "in", "--no-figures") == 0
+    assert main(["yardstick", str(tmp_path / "in"), "--out", str(out / "yardstick")]) == 0
+    nested = sorted(p.relative_to(out) for p in (out / "yardstick").rglob("*") if p.is_file())
+    assert any(p.name == "report.md" for p in nested)
+    capsys.readouterr()
+    # the README's order: trust, yardstick into report/yardstick/, trust again
+    assert _trust(out, tmp_path / "in", "--no-figures") == 0
+    assert "error" not in capsys.readouterr().err
+    assert (out / "report.md").exists()
+    assert sorted(p.relative_to(out) for p in (out / "yardstick").rglob("*") if p.is_file()) == nested
