@@ -178,14 +178,6 @@ class BatteryPlan(Callback):  # type: ignore[misc]
         print(format_plan(plans, card["size"], who), flush=True)
 
 
-def decisions_by_size(overrides: Sequence[str] = (), *, offline: bool = False) -> dict[str, int]:
-    """Planned decisions of the agent under test per size (escape room counted at every round played)."""
-    return {
-        size: sum(p.decisions for p in plan([*overrides, f"card.size={size}"], offline=offline))
-        for size in SIZES
-    }
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m trustsim.battery [--size S|--all-sizes] [--offline] [overrides]``: print the plan."""
     parser = argparse.ArgumentParser(prog="python -m trustsim.battery", description=__doc__.splitlines()[0])

@@ -387,13 +387,3 @@ def agent_spec(game: str, name: str, key: str = "agent") -> AgentSpec:
             f"{f'; did you mean {hint!r}?' if hint else ''} (available: {', '.join(available)})",
         )
     return available[name]
-
-
-def agent_names() -> dict[str, list[str]]:
-    """Agent name → the games it is registered for."""
-    discover()
-    out: dict[str, list[str]] = {}
-    for game, agents in sorted(_AGENTS.items()):
-        for name in agents:
-            out.setdefault(name, []).append(game)
-    return out

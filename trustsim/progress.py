@@ -42,11 +42,6 @@ def progress_mode(setting: Any, stream: TextIO | None = None) -> str:
     return "bar" if callable(isatty) and isatty() else "lines"
 
 
-def progress_enabled(setting: Any) -> bool:
-    """Whether a tqdm bar is drawn for this setting (``auto``: only on a terminal)."""
-    return progress_mode(setting) == "bar"
-
-
 def _clock(seconds: float) -> str:
     s = int(seconds)
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"

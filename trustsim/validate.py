@@ -66,10 +66,3 @@ def get_choice(section: Mapping[str, Any], key: str, choices: Iterable[str], pre
     if value not in options:
         raise ConfigError(f"{prefix}{key}", f"expected one of {', '.join(map(str, options))}; got {value!r}")
     return value
-
-
-def get_str(section: Mapping[str, Any], key: str, prefix: str = "") -> str:
-    value = _value(section, key, prefix)
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"{prefix}{key}", f"expected a non-empty string, got {value!r}")
-    return value

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -46,16 +45,6 @@ _REASONING = re.compile(r"^\s*REASONING:\s*(.*)", re.IGNORECASE | re.DOTALL | re
 
 def _clip(text: str, limit: int = RAW_MAX_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + f"…[cut {len(text) - limit} chars]"
-
-
-def effective_prompt(agent: Mapping[str, Any] | None, model: Mapping[str, Any] | None) -> str | None:
-    """The prompt style a run uses: the model config's ``prompt`` when it pins one, else ``agent.prompt``
-    (None for agents without a prompt)."""
-    pinned = (model or {}).get("prompt")
-    if pinned:
-        return str(pinned)
-    style = (agent or {}).get("prompt")
-    return str(style) if style else None
 
 
 class LLMAgent(EscapeRoomPolicy):

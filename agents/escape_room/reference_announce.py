@@ -24,11 +24,6 @@ def grown_labels(capsules: Mapping[int, Sequence[CapsuleView]]) -> dict[int, lis
     return {k: [grown_label(c) for c in capsules[k]] for k in sorted(capsules)}
 
 
-def label_pairs(capsules: Mapping[int, Sequence[CapsuleView]]) -> dict[int, list[tuple[str, str]]]:
-    """Question → ``(trustsim label, grown label)`` per capsule (what the reference parser resolves)."""
-    return {k: [(c.label, grown_label(c)) for c in capsules[k]] for k in sorted(capsules)}
-
-
 def round_announcement(report: RoundReport, start: Observation, announce_passes: bool = False) -> str:
     """The moderator's announcement of a round (moderator.py:26-107), from the state at its start."""
     caps: dict[int, list[list[str]]] = {

@@ -9,7 +9,6 @@ matches) are ``underpowered`` with the sample size.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -598,7 +597,3 @@ def collect(
             sub_dec = sub_dec[~sub_dec["is_partner"].astype(bool)] if len(sub_dec) else sub_dec
             s.provenance = reference_provenance(s, sub_games, sub_dec)
     return sorted(subjects.values(), key=lambda s: (s.name == OFFLINE, s.name))
-
-
-def provenance_json(subject: Subject) -> str:
-    return json.dumps(subject.provenance, sort_keys=True, default=str)

@@ -46,11 +46,6 @@ class ReferenceLogError(ValueError):
     """A reference-study log folder is unreadable or inconsistent."""
 
 
-def is_reference_run(path: Path) -> bool:
-    """True when ``path`` holds ``experiment_settings.json`` and at least one ``game_*.json``."""
-    return (path / SETTINGS).is_file() and any(path.glob("game_*.json"))
-
-
 def find_reference_runs(root: str | os.PathLike[str]) -> list[Path]:
     """All reference run folders under ``root`` (itself included), sorted."""
     base = Path(root)

@@ -16,7 +16,7 @@ import mesa
 import numpy as np
 
 from games.arena.policy import ArenaPlayer
-from games.arena.rules import COOPERATE, Horizon, InvalidRule, Move, Payoffs, apply_noise, resolve_invalid
+from games.arena.rules import Horizon, InvalidRule, Move, Payoffs, apply_noise, resolve_invalid
 from games.arena.types import Decision, MatchInfo, View
 from trustsim.mesa_base import Agent
 
@@ -195,8 +195,3 @@ class ArenaModel(mesa.Model):
         while self.running:
             await self.astep()
         return self.record
-
-
-def cooperation_rate(moves: list[Move]) -> float:
-    """Share of cooperative moves (NaN for an empty list)."""
-    return float(np.mean([m == COOPERATE for m in moves])) if moves else float("nan")

@@ -30,15 +30,6 @@ FLUSH_EVERY_S = 1.0
 """Longest time buffered events wait before they are written out (while events keep arriving)."""
 
 
-def __getattr__(name: str) -> Any:
-    """``UNIT_STARTS``: the event types before which the recorder writes out everything buffered (the previous
-    unit of play is complete): :func:`trustsim.rundir.schema.unit_starts`, read from the game registry when
-    first asked for (never while ``trustsim.rundir`` is being imported)."""
-    if name == "UNIT_STARTS":
-        return unit_starts()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def format_cell(value: Any) -> Any:
     """CSV cell value: booleans as true/false, floats in shortest round-trip form; None stays None (the csv
     module writes it as an empty cell); ints and strings pass through."""
@@ -84,16 +75,6 @@ def _quoted_cells(cells: list[str]) -> str:
 def bool_text(value: bool) -> str:
     """``true``/``false``: the cell text of a boolean (for rows built as text)."""
     return "true" if value else "false"
-
-
-def float_text(value: float | None) -> str:
-    """The cell text of an optional float (for rows built as text)."""
-    return "" if value is None else repr(round(value, 10))
-
-
-def opt_text(value: Any) -> str:
-    """The cell text of an optional int or str (for rows built as text)."""
-    return "" if value is None else str(value)
 
 
 def _cells(row: Mapping[str, Any], columns: list[str]) -> list[str]:
@@ -320,9 +301,9 @@ class RunRecorder:
     """Owns a run directory's ``events.jsonl`` and CSV tables.
 
     Events are appended one JSON object per line; every event carries a contiguous ``seq``. Events and table
-    rows are buffered and written out before every unit of play starts (:data:`UNIT_STARTS`), at least every
-    :data:`FLUSH_EVERY_S` seconds while events arrive, on :meth:`flush` and on :meth:`close`; a killed job
-    loses at most the unit in progress. Text that contains a secret from the environment is redacted before
+    rows are buffered and written out before every unit of play starts (the event types of
+    :func:`~trustsim.rundir.schema.unit_starts`), at least every :data:`FLUSH_EVERY_S` seconds while events
+    arrive, on :meth:`flush` and on :meth:`close`; a killed job loses at most the unit in progress. Text that contains a secret from the environment is redacted before
     it reaches disk. Open it through :func:`trustsim.rundir.open_run_dir`, which holds the directory's lock
     first.
     """
@@ -339,7 +320,7 @@ class RunRecorder:
         self._secret_breaks = any("\n" in v for v in self._secrets)  # see flush
         self._flushed_at = _monotonic()
         self._heads: dict[str, str] = {}  # event type → '"type":"..."' (its JSON text)
-        self._unit_starts = unit_starts()  # UNIT_STARTS
+        self._unit_starts = unit_starts()
         self.seq = 0
 
     def event(self, type: str, **fields: Any) -> None:
