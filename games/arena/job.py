@@ -20,7 +20,6 @@ from games.arena.tables import (
 )
 from trustsim.job import JobContext
 from trustsim.llm.seat_model import resolve_model
-from trustsim.rundir.writer import json_list, json_str, json_text
 
 TABLES = {"moves": MOVE_COLUMNS, "matches": MATCH_COLUMNS, "predictions": PREDICTION_COLUMNS}
 
@@ -126,24 +125,32 @@ class MatchRunner:
         )
 
     def _on_round(self, r: RoundRecord) -> None:
-        """Two ``move`` events, built as JSON text (``RunRecorder.event_json``: no dict round trip)."""
-        head = f'"session":{json_text(self.plan.session)},"match":{json_str(self.plan.match_id)},"round":{r.round}'
+        """One ``move`` event per seat: what it intended and played, then what it stated and (model answers
+        only) its raw answer and cost."""
         for i, seat in enumerate(SEATS):
             d = r.decisions[seat]
-            body = (
-                f'{head},"seat":"{seat}","intended":{json_str(r.intended[seat])},'
-                f'"executed":{json_str(r.executed[seat])},"valid":{json_text(d.valid)}'
-            )
+            fields: dict[str, Any] = {
+                "session": self.plan.session,
+                "match": self.plan.match_id,
+                "round": r.round,
+                "seat": seat,
+                "intended": r.intended[seat],
+                "executed": r.executed[seat],
+                "valid": d.valid,
+            }
             if d.p_cooperate is not None or self.players[i].classifier.get("states_confidence"):
-                body += f',"p_opponent_cooperates":{json_text(d.p_cooperate)}'
+                fields["p_opponent_cooperates"] = d.p_cooperate
             if d.raw or d.reasoning:
-                body += (
-                    f',"raw":{json_text(d.raw)},"reasoning":{json_text(d.reasoning)},'
-                    f'"invalid_reason":{json_text(d.invalid_reason)},'
-                    f'"p_invalid_reason":{json_text(d.p_invalid_reason)},"latency_s":{json_text(d.latency_s)},'
-                    f'"tokens":{json_list((d.prompt_tokens, d.completion_tokens))},"cached":{json_text(d.cached)}'
-                )
-            self.ctx.recorder.event_json("move", body)
+                fields |= {
+                    "raw": d.raw,
+                    "reasoning": d.reasoning,
+                    "invalid_reason": d.invalid_reason,
+                    "p_invalid_reason": d.p_invalid_reason,
+                    "latency_s": d.latency_s,
+                    "tokens": [d.prompt_tokens, d.completion_tokens],
+                    "cached": d.cached,
+                }
+            self.ctx.recorder.event("move", **fields)
 
     def meta(self) -> MatchMeta:
         o = self.options

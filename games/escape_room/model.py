@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,7 +40,6 @@ from games.escape_room.types import (
     RoundReport,
 )
 from trustsim.mesa_base import Agent
-from trustsim.rundir.writer import json_list, json_object, json_str, json_text
 
 
 class Seat(Agent):
@@ -52,6 +50,10 @@ class Seat(Agent):
         self.seat = seat
         self.policy = policy
         self.is_partner = seat == PARTNER_SEAT
+
+
+CapsuleTable = dict[int, tuple[CapsuleView, ...]]
+"""The public capsule table: puzzle index → its capsules."""
 
 
 @dataclass(slots=True)
@@ -79,9 +81,7 @@ class GameRecord:
     state: GameState
     decisions: list[DecisionRecord] = field(default_factory=list)
     rounds_alive: dict[str, int] = field(default_factory=dict)
-    views: dict[int, dict[int, tuple[CapsuleView, ...]]] = field(
-        default_factory=dict
-    )  # round → capsule table
+    views: dict[int, CapsuleTable] = field(default_factory=dict)  # round → capsule table
 
 
 Request = tuple[Any, ...]
@@ -89,19 +89,42 @@ Request = tuple[Any, ...]
 purpose)`` → an answer or None, ``("end", seat, summary)`` → None."""
 
 
-def _view_repr(view: CapsuleView) -> str:
-    return f"CapsuleView(label={view.label!r}, endorsers={view.endorsers!r})"
+def round_digest(round_: int, coins: dict[str, int], alive: list[str], views: CapsuleTable) -> str:
+    """The ``digest`` of a ``round_start`` event: what every seat observes at the start of the round (the round,
+    coins, alive seats and capsule table), as the first 16 hex digits of the sha256 of its ``repr``."""
+    text = repr((round_, sorted(coins.items()), alive, views))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _item_repr(puzzle: int, caps: tuple[CapsuleView, ...]) -> str:
-    """One ``puzzle: capsules`` item of ``repr(views)`` (the round digest's text), built without the dataclass
-    ``__repr__`` machinery: the same text, faster."""
-    inner = ", ".join(map(_view_repr, caps))
-    return f"{puzzle!r}: ({inner},)" if len(caps) == 1 else f"{puzzle!r}: ({inner})"
+def decision_fields(r: DecisionRecord) -> dict[str, Any]:
+    """The fields of a ``decision`` event: the request and how it resolved, then (model answers only) the raw
+    answer with its parse and cost, and what the seat stated."""
+    d = r.decision
+    fields: dict[str, Any] = {
+        "round": r.round,
+        "seat": r.seat,
+        "action": None if d.action is None else d.action.describe(),
+        "valid": r.valid,
+        "resolved": r.resolved.describe(),
+    }
+    if r.invalid_reason:
+        fields["invalid_reason"] = r.invalid_reason
+    if d.raw_text is not None:
+        fields |= {
+            "raw": d.raw_text,
+            "reasoning": d.reasoning,
+            "parse_error": d.parse_error,
+            "latency_s": round(d.latency_s, 4),
+            "prompt_tokens": d.prompt_tokens,
+            "completion_tokens": d.completion_tokens,
+            "cached": d.cached,
+        }
+    if d.confidence is not None:
+        fields["confidence"] = d.confidence
+    if d.trusted is not None:
+        fields["trusted"] = d.trusted
+    return fields
 
-
-_MAX_VALUE_TEXTS = 100_000
-"""Remembered JSON texts (see ``EscapeRoomModel._json_object``) before the memo is cleared."""
 
 _HOOKS = {"start": ("start_game",), "observe": ("observe",), "end": ("end_game", "aend_game")}
 """The per-game hooks of :class:`EscapeRoomPolicy` the game calls, by what it calls them for."""
@@ -144,9 +167,6 @@ class EscapeRoomModel(mesa.Model):
             capsule_names=options.capsule_names,
             malformed_volunteer=options.malformed_volunteer,
         )
-        self._event_json = getattr(recorder, "event_json", None)  # events built as JSON text (RunRecorder)
-        self._json_texts: dict[tuple[Any, Any], str] = {}  # see _json_object
-        self._first_views: dict[tuple[tuple[int, str], ...], tuple[dict[int, Any], dict[int, str]]] = {}
         self._seat_session(session, policies, partner_puzzle, used_puzzles)
         self._deal(seed, game)
 
@@ -174,7 +194,6 @@ class EscapeRoomModel(mesa.Model):
         others = [k for k in range(1, len(seats) + 1) if k != partner_puzzle]
         self.owners = {k: s for k, s in zip(others, [s for s in seats if s != PARTNER_SEAT], strict=True)}
         self.owners[partner_puzzle] = PARTNER_SEAT
-        self._owner_key = tuple(self.owners.items())
         # the seats whose policy has each per-game hook (a hook left as the base class's no-op is not called)
         self._hooked = {
             hook: frozenset(s for s, p in policies.items() if _overrides(p, *hooks))
@@ -188,8 +207,6 @@ class EscapeRoomModel(mesa.Model):
             and not any(p.is_async or _overrides(p, "aend_game") for p in policies.values())
         )
         self.used_puzzles = used_puzzles if used_puzzles is not None else set()
-        if len(self._json_texts) > _MAX_VALUE_TEXTS:  # bounded: memory stays flat however long the job
-            self._json_texts.clear()
 
     def next_game(self, *, seed: int, game: int) -> None:
         """Deal the session's next game at the same table (the same seats and policies): its ``random`` is
@@ -212,7 +229,6 @@ class EscapeRoomModel(mesa.Model):
         self._pending: dict[str, Action] = {}
         self._verify_answers: dict[str, int] = {}
         self._texts: list[str] = []  # the rounds' announcements rendered so far (see Announcements)
-        self._head = f'"session":{json_text(self.session)},"game":{json_text(game)}'
 
     # -- setup ---------------------------------------------------------------------------------------------
     def _seal(self) -> Generator[Request, Any, GameState]:
@@ -233,14 +249,10 @@ class EscapeRoomModel(mesa.Model):
             self.puzzles, self.owners, sealed, self.options.coins, self.options.max_rounds, rules=self.rules
         )
 
-    def _emit(self, type: str, body: str) -> None:
-        """An event whose fields after ``session`` and ``game`` are the JSON text ``body`` (``"k":v,...``; see
-        :meth:`trustsim.rundir.RunRecorder.event_json`): the line ``recorder.event`` writes for those fields,
-        without the dict round trip. A recorder without ``event_json`` receives the decoded fields."""
-        if self._event_json is not None:
-            self._event_json(type, f"{self._head},{body}")
-        elif self.recorder is not None:
-            self.recorder.event(type, **json.loads(f"{{{self._head},{body}}}"))
+    def _emit(self, type: str, **fields: Any) -> None:
+        """Record an event of this game (its ``session`` and ``game`` first, then ``fields``), if recording."""
+        if self.recorder is not None:
+            self.recorder.event(type, session=self.session, game=self.game, **fields)
 
     # -- one round -----------------------------------------------------------------------------------------
     def _collect(self, verified: Iterable[int]) -> Generator[Request, Any, None]:
@@ -253,18 +265,15 @@ class EscapeRoomModel(mesa.Model):
             views = self._views = dict(views)
             for k in verified:
                 views[k] = state.puzzle_views(k)
-                self._view_items.pop(k, None)
         self.record.views[round_] = views
         history = Announcements(state.reports, self._texts, len(state.reports))
         if self.recorder is not None:
-            items = self._view_items
-            table = "{" + ", ".join([items.get(k) or self._view_item(k) for k in views]) + "}"
-            text = f"({round_!r}, {sorted(state.coins.items())!r}, {state.alive!r}, {table})"
-            digest = hashlib.sha256(text.encode()).hexdigest()[:16]
             self._emit(
                 "round_start",
-                f'"round":{json_text(round_)},"alive":{json_list(state.alive)},'
-                f'"coins":{self._json_object(state.coins)},"digest":"{digest}"',
+                round=round_,
+                alive=state.alive,
+                coins=state.coins,
+                digest=round_digest(round_, state.coins, state.alive, views),
             )
         seats, puzzles, own, coins = self.seats, state.puzzles, state.own_puzzles, state.coins
         alive = [seats[s] for s in state.alive]
@@ -296,10 +305,6 @@ class EscapeRoomModel(mesa.Model):
             else:
                 self._verify_answers[seat] = puzzle.answer
 
-    def _view_item(self, puzzle: int) -> str:
-        text = self._view_items[puzzle] = _item_repr(puzzle, self._views[puzzle])
-        return text
-
     def _check(self, seat: str, decision: Decision) -> Action:
         state = self.state
         action = decision.action
@@ -323,59 +328,8 @@ class EscapeRoomModel(mesa.Model):
         )
         self.record.decisions.append(record)
         if self.recorder is not None:
-            self._event_decision(record)
+            self._emit("decision", **decision_fields(record))
         return resolved
-
-    def _event_decision(self, r: DecisionRecord) -> None:
-        d = r.decision
-        action = d.action
-        action_text = "null" if action is None else json_str(action.describe())
-        resolved_text = action_text if r.resolved is action else json_str(r.resolved.describe())
-        body = (
-            f'"round":{r.round},"seat":{json_str(r.seat)},"action":{action_text},'
-            f'"valid":{"true" if r.valid else "false"},"resolved":{resolved_text}'
-        )
-        if r.invalid_reason:
-            body += f',"invalid_reason":{json_text(r.invalid_reason)}'
-        if d.raw_text is not None:
-            body += (
-                f',"raw":{json_text(d.raw_text)},"reasoning":{json_text(d.reasoning)},'
-                f'"parse_error":{json_text(d.parse_error)},"latency_s":{json_text(round(d.latency_s, 4))},'
-                f'"prompt_tokens":{json_text(d.prompt_tokens)},"completion_tokens":'
-                f'{json_text(d.completion_tokens)},"cached":{json_text(d.cached)}'
-            )
-        if d.confidence is not None:
-            body += f',"confidence":{self._json_object(d.confidence)}'
-        if d.trusted is not None:
-            body += f',"trusted":{self._json_object(d.trusted)}'
-        self._emit("decision", body)
-
-    def _json_object(self, mapping: dict[Any, Any]) -> str:
-        """:func:`json_object` of a mapping that repeats (a decision's confidences and trusted capsules, the
-        coins, a password), remembered: a seat states the same mapping round after round, and the same few
-        values. A mapping's text is looked up whole (its items and their types: 1 and 1.0 are told apart), else
-        built from remembered value texts (int keys) or by :func:`json_object`."""
-        texts = self._json_texts
-        try:
-            if 0 in mapping.values():  # 0.0 and -0.0 (and 0, False) are equal keys with different texts
-                return json_object(mapping)
-            key = (tuple(mapping.items()), tuple(map(type, mapping.values())))
-            text = texts.get(key)
-        except TypeError:  # an unhashable value
-            return json_object(mapping)
-        if text is None:
-            get, remember = texts.get, self._value_json
-            parts = [
-                f'"{k}":{get((v, type(v))) or remember(v)}' for k, v in mapping.items() if type(k) is int
-            ]
-            # a key that is not an int: the whole text from json_object
-            text = "{" + ",".join(parts) + "}" if len(parts) == len(mapping) else json_object(mapping)
-            texts[key] = text
-        return text
-
-    def _value_json(self, value: Any) -> str:
-        text = self._json_texts[value, type(value)] = json_text(value)
-        return text
 
     def step(self) -> None:
         """Resolve the round whose decisions were gathered (``_collect``)."""
@@ -388,25 +342,30 @@ class EscapeRoomModel(mesa.Model):
     def _record_round(self, report: RoundReport) -> None:
         if self.recorder is None:
             return
-        round_text = json_text(report.round)
+        round_ = report.round
         for v in report.verifications:
+            already = {"already_endorsed": True} if v.already else {}
             self._emit(
                 "verification",
-                f'"round":{round_text},"seat":{json_str(v.seat)},"puzzle":{json_text(v.puzzle)},'
-                f'"capsule":{json_str(v.capsule)},"created":{json_text(v.created)}'
-                + (',"already_endorsed":true' if v.already else ""),
+                round=round_,
+                seat=v.seat,
+                puzzle=v.puzzle,
+                capsule=v.capsule,
+                created=v.created,
+                **already,
             )
         if report.chosen_volunteer:
-            password = "null" if report.password is None else self._json_object(report.password)
             self._emit(
                 "volunteer",
-                f'"round":{round_text},"volunteers":{json_list(report.volunteers)},'
-                f'"chosen":{json_str(report.chosen_volunteer)},"password":{password},'
-                f'"correct":{json_text(report.password_correct)}',
+                round=round_,
+                volunteers=report.volunteers,
+                chosen=report.chosen_volunteer,
+                password=report.password,
+                correct=report.password_correct,
             )
         for seat, cause in report.deaths:
-            self._emit("death", f'"round":{round_text},"seat":{json_str(seat)},"cause":{json_str(cause)}')
-        self._emit("round_end", f'"round":{round_text},"escaped":{json_text(report.escaped)}')
+            self._emit("death", round=round_, seat=seat, cause=cause)
+        self._emit("round_end", round=round_, escaped=report.escaped)
 
     # -- a whole game --------------------------------------------------------------------------------------
     def _game(self) -> Generator[Request, Any, None]:
@@ -414,29 +373,18 @@ class EscapeRoomModel(mesa.Model):
         self.state = yield from self._seal()
         self.record.state = self.state
         if self.recorder is not None:
-            puzzles = ",".join(
-                f'{json_str(p.slot)}:{{"text":{json_str(p.text)},"answer":{json_text(p.answer)},'
-                f'"owner":{json_str(self.owners[p.index])}}}'
-                for p in self.puzzles
-            )
-            sealed = {c.label: c.value for caps in self.state.capsules.values() for c in caps}
             self._emit(
                 "game_start",
-                f'"seed":{json_text(self.record.seed)},"d_correct":{json_text(self.d_correct)},'
-                f'"partner_puzzle":{json_text(self.record.partner_puzzle)},"puzzles":{{{puzzles}}},'
-                f'"sealed":{json_object(sealed)}',
+                seed=self.record.seed,
+                d_correct=self.d_correct,
+                partner_puzzle=self.record.partner_puzzle,
+                puzzles={
+                    p.slot: {"text": p.text, "answer": p.answer, "owner": self.owners[p.index]}
+                    for p in self.puzzles
+                },
+                sealed={c.label: c.value for caps in self.state.capsules.values() for c in caps},
             )
-        # a game's first capsule table (and its digest text) follows from its owners alone (each owner's sealed
-        # capsule, endorsed by it): built once per set of owners; each game gets its own copy of the table
-        first = self._first_views.get(self._owner_key)
-        if first is None:
-            views = self.state.capsule_views()
-            first = self._first_views[self._owner_key] = (
-                views,
-                {k: _item_repr(k, c) for k, c in views.items()},
-            )
-        # the capsule table, and puzzle → its item of repr(table) for the round digest
-        self._views, self._view_items = dict(first[0]), dict(first[1])
+        self._views = self.state.capsule_views()
         observers, enders = self._hooked["observe"], self._hooked["end"]
         verified: list[int] = []  # the capsule table changes only through verifications
         while not self.state.over:
@@ -456,7 +404,7 @@ class EscapeRoomModel(mesa.Model):
                 for k, caps in state.capsules.items()
                 for c in caps
             }
-            self._emit("reveal", f'"capsules":{json_object(truth)}')  # what every seat is told: label → right
+            self._emit("reveal", capsules=truth)  # what every seat is told: label → right
         reports = tuple(state.reports)
         survivors = tuple(state.alive)
         for seat in state.seats:
@@ -475,13 +423,15 @@ class EscapeRoomModel(mesa.Model):
                 capsule_truth=truth,
             )
             yield ("end", self.seats[seat], summary)
-        if self.recorder is not None:
-            self._emit(
-                "game_end",
-                f'"outcome":{json_str(state.outcome)},"rounds":{json_text(state.round)},'
-                f'"survivors":{json_list(state.alive)},"coins":{self._json_object(state.coins)},'
-                f'"scores":{self._json_object(scores)},"escape_round":{json_text(state.escape_round)}',
-            )
+        self._emit(
+            "game_end",
+            outcome=state.outcome,
+            rounds=state.round,
+            survivors=state.alive,
+            coins=state.coins,
+            scores=scores,
+            escape_round=state.escape_round,
+        )
 
     def play_sync(self) -> GameRecord:
         """Play the game with direct calls (no event loop); only when :attr:`synchronous`."""

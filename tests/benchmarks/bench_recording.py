@@ -3,12 +3,13 @@
 Run: ``python tests/benchmarks/bench_recording.py [--runs 50] [--repeat 9]``.
 
 Method: one scripted ``bayes`` job of ``runs`` 11-game mid2strike sessions is played once while its finished
-games (GameRecord + the session's TableBuilder) and its event calls (``RunRecorder.event_json`` / ``event``) are
-captured. They are then replayed, game by game, into fresh writers in a temporary folder:
+games (GameRecord + the session's TableBuilder) and its events (the fields of each ``RunRecorder.event`` call)
+are captured. They are then replayed, game by game, into fresh writers in a temporary folder:
 
 - tables: ``TableBuilder.lines`` (build the four tables' rows), ``TableWriter.write_lines`` (checked), and the
   flush of the four files before the next game (one write each);
-- events: the game's event calls into a ``RunRecorder``, with its flush at the next ``game_start``.
+- events: the game's events into a ``RunRecorder`` (one JSON line each), with its flush at the next
+  ``game_start``.
 
 Each figure is the minimum over ``repeat`` replays of small chunks of games (10), summed: robust against other
 jobs on a loaded machine (each chunk takes well under a scheduler slice). The load average is printed beside
@@ -53,34 +54,28 @@ def per_game_us(fn: Callable[[Any], None], items: Sequence[Any], repeat: int, ch
     return total / len(items) * 1e6
 
 
-def capture(runs: int) -> tuple[list[tuple[TableBuilder, Any]], list[list[tuple[str, Any]]]]:
-    """Play a bayes job; return its games (builder, record) and its events grouped per game."""
+def capture(runs: int) -> tuple[list[tuple[TableBuilder, Any]], list[list[tuple[str, dict[str, Any]]]]]:
+    """Play a bayes job; return its games (builder, record) and its events (type, fields) grouped per game."""
     games: list[tuple[TableBuilder, Any]] = []
-    events: list[list[tuple[str, Any]]] = [[]]
-    lines, event_json, event = TableBuilder.lines, RunRecorder.event_json, RunRecorder.event
+    events: list[list[tuple[str, dict[str, Any]]]] = [[]]
+    lines, event = TableBuilder.lines, RunRecorder.event
 
     def grab_lines(self: TableBuilder, rec: Any) -> dict[str, list[str]]:
         games.append((self, rec))
         return lines(self, rec)
 
-    def grab_json(self: RunRecorder, type: str, body: str) -> None:
-        if type == "game_start":
-            events.append([])
-        events[-1].append(("json", (type, body)))
-        event_json(self, type, body)
-
     def grab_event(self: RunRecorder, type: str, **fields: Any) -> None:
         if type == "game_start":
             events.append([])
-        events[-1].append(("dict", (type, fields)))
+        events[-1].append((type, fields))
         event(self, type, **fields)
 
-    TableBuilder.lines, RunRecorder.event_json, RunRecorder.event = grab_lines, grab_json, grab_event  # type: ignore[method-assign]
+    TableBuilder.lines, RunRecorder.event = grab_lines, grab_event  # type: ignore[method-assign]
     try:
         job_seconds(runs)
     finally:
-        TableBuilder.lines, RunRecorder.event_json, RunRecorder.event = lines, event_json, event  # type: ignore[method-assign]
-    return games, [g for g in events if g and g[0][1][0] == "game_start"]
+        TableBuilder.lines, RunRecorder.event = lines, event  # type: ignore[method-assign]
+    return games, [g for g in events if g and g[0][0] == "game_start"]
 
 
 def main() -> None:
@@ -113,12 +108,9 @@ def main() -> None:
             writer.close()
         recorder = RunRecorder(Path(tmp) / "events")
 
-        def replay(calls: list[tuple[str, Any]]) -> None:
-            for kind, (type, body) in calls:
-                if kind == "json":
-                    recorder.event_json(type, body)
-                else:
-                    recorder.event(type, **body)
+        def replay(calls: list[tuple[str, dict[str, Any]]]) -> None:
+            for type, fields in calls:
+                recorder.event(type, **fields)
 
         appended = per_game_us(replay, events, args.repeat)
         recorder.close()
@@ -128,7 +120,7 @@ def main() -> None:
         f"tables: {build + flushed:6.1f} us/game = build (TableBuilder.lines) {build:.1f} + write_lines "
         f"{written:.1f} + flush of the 4 files {flushed - written:.1f}"
     )
-    print(f"events: {appended:6.1f} us/game (event_json/event calls and the flush of events.jsonl)")
+    print(f"events: {appended:6.1f} us/game (RunRecorder.event calls and the flush of events.jsonl)")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -295,16 +295,31 @@ def test_announcements_render_when_read_and_equal_the_texts():
     assert histories[0] == () and len(model._texts) == len(last)  # rendered once, shared by later readers
 
 
-def test_decision_events_keep_each_stated_value_exactly():
-    """The decision event's remembered JSON texts never merge values that compare equal: 1 vs 1.0, 0.0 vs -0.0."""
-    from trustsim.rundir.writer import json_object
+def test_decision_events_keep_each_stated_value_exactly(tmp_path) -> None:
+    """A stated value is written as stated: 1 vs 1.0 and 0.0 vs -0.0 stay apart, seat after seat."""
+    import json
 
-    options = make_options("T", coins=4)
-    policies = {"A": Scripted([]), "B": Scripted([]), "C": Scripted([]), "D": ScriptedPartner()}
+    from trustsim.rundir import RunRecorder
+
+    stated = {
+        "A": {1: 0.0, 2: -0.0, 3: 1, 4: 1.0},
+        "B": {1: -0.0, 2: 0.0, 3: 1.0, 4: 1},
+        "C": {1: 0.0, 2: -0.0},
+    }
+    policies = {s: Scripted([Decision(Action.pass_(), confidence=c)]) for s, c in stated.items()}
+    policies["D"] = ScriptedPartner()
     start_all(policies)
-    model = EscapeRoomModel(seed=1, game=1, options=options, policies=policies, partner_puzzle=4)
-    for mapping in ({1: 0.0}, {1: -0.0}, {1: 0}, {1: False}, {1: 1}, {1: 1.0}, {1: True}, {1: 0.0, 2: -0.0},
-                    {1: -0.0, 2: 0.0}, {1: float("nan")}, {1: "Q1-A"}, {"1": 0.5}, {1: [1, 2]}, {"A": 4, "B": 3}, {"A": 4.0, "B": 3},
-                    {"A": 4, "D": 0}, {"A": True}):  # fmt: skip
-        for _ in range(2):  # the second time from the memo
-            assert model._json_object(mapping) == json_object(mapping), mapping
+    recorder = RunRecorder(tmp_path)
+    model = EscapeRoomModel(
+        seed=1, game=1, options=make_options("T"), policies=policies, partner_puzzle=4, recorder=recorder
+    )
+    model.play_sync()
+    recorder.close()
+    lines = (tmp_path / "events.jsonl").read_text().splitlines()
+    first = [line for line in lines if '"type":"decision"' in line and '"round":1,' in line]
+    assert [line.split('"confidence":', 1)[1][:-1] for line in first[:3]] == [
+        '{"1":0.0,"2":-0.0,"3":1,"4":1.0}',
+        '{"1":-0.0,"2":0.0,"3":1.0,"4":1}',
+        '{"1":0.0,"2":-0.0}',
+    ]
+    assert [json.loads(line)["seq"] for line in lines] == list(range(len(lines)))

@@ -177,7 +177,7 @@ def test_a_flush_is_one_write_per_file_and_events_are_redacted_per_block(
     rec.event("game_start", session=0, game=1)
     for i in range(3):
         rec.event("decision", raw=f"my key is {secret}, {other}{other}", i=i)
-        rec.event_json("verification", f'"raw":"{secret[:-1]}","i":{i}')  # a prefix is not the secret
+        rec.event("verification", raw=secret[:-1], i=i)  # a prefix is not the secret
         table.write_lines([f"{i},x"])
     assert writes == [] or set(writes) == {"t.csv"}  # the header may be written with the first flush
     writes.clear()
@@ -197,8 +197,8 @@ def test_a_secret_with_a_line_break_is_redacted_line_by_line(
     instead, as before the block redaction (no line holds it)."""
     monkeypatch.setenv("TRUSTSIM_TEST_TOKEN", '1}\n{"seq":1')
     rec = RunRecorder(tmp_path)
-    rec.event_json("a", '"x":1')
-    rec.event_json("b", '"y":2')
+    rec.event("a", x=1)
+    rec.event("b", y=2)
     rec.close()
     lines = (tmp_path / "events.jsonl").read_text().splitlines()
     assert lines == ['{"seq":0,"type":"a","x":1}', '{"seq":1,"type":"b","y":2}']
@@ -213,13 +213,13 @@ def test_events_are_written_out_at_least_once_a_second(
     rec = RunRecorder(tmp_path)
     table = rec.table("t", ["a", "b"])
     events = tmp_path / "events.jsonl"
-    rec.event_json("decision", '"i":0')
+    rec.event("decision", i=0)
     table.write_lines(["0,x"])
     now[0] += 0.5
-    rec.event_json("decision", '"i":1')
+    rec.event("decision", i=1)
     assert events.read_text() == ""  # half a second: still buffered
     now[0] += 0.5
-    rec.event_json("decision", '"i":2')  # a second since the last write: everything goes out
+    rec.event("decision", i=2)  # a second since the last write: everything goes out
     assert len(events.read_text().splitlines()) == 3
     assert (tmp_path / "t.csv").read_text() == "a,b\n0,x\n"
     rec.event("decision", i=3)

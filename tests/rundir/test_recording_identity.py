@@ -174,35 +174,3 @@ def test_kill_minus_9_loses_at_most_the_game_in_progress(tmp_path: Path) -> None
     assert len(decisions) == sum(1 for e in events if e["type"] == "decision" and e["game"] <= 2)
     assert {r["game"] for r in decisions} == {r["game"] for r in table("agent_games")} == {"1", "2"}
     assert {r["game"] for r in table("predictions")} == {"1", "2"}
-
-
-json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8))
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.dictionaries(
-        st.one_of(st.integers(-5, 5), st.text(max_size=4), st.booleans()), json_scalars, max_size=5
-    ),
-    st.lists(json_scalars, max_size=5),
-)
-def test_event_text_helpers_write_what_the_encoder_writes(mapping: dict, values: list) -> None:
-    """Events built as text (RunRecorder.event_json) are the bytes RunRecorder.event writes."""
-    from trustsim.rundir.writer import _EVENT_JSON, json_list, json_object, json_text
-
-    assert json_object(mapping) == _EVENT_JSON.encode(mapping)
-    assert json_list(values) == _EVENT_JSON.encode(values)
-    for value in values:
-        assert json_text(value) == _EVENT_JSON.encode(value)
-
-
-def test_event_json_and_event_write_the_same_line(tmp_path: Path) -> None:
-    from trustsim.rundir import RunRecorder
-
-    rec = RunRecorder(tmp_path)
-    rec.event("game_start", session=0, game=1, coins={"A": 4}, p=0.5, ok=True, none=None)
-    rec.event_json("game_start", '"session":0,"game":1,"coins":{"A":4},"p":0.5,"ok":true,"none":null')
-    rec.event_json("run_end", "")
-    rec.close()
-    first, second, third = (tmp_path / "events.jsonl").read_text().splitlines()
-    assert first.replace('"seq":0', '"seq":1') == second and third == '{"seq":2,"type":"run_end"}'

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -43,19 +42,6 @@ class PreviewRecorder(RunRecorder):
         _follow(type, fields.get("round"), self._bounds)
         self.invalid += _invalid_answers(fields)
         super().event(type, **fields)
-
-    def event_json(self, type: str, body: str) -> None:  # events a game writes as JSON text
-        found = _ROUND_FIELD.search(body) if type == "round_start" else None
-        _follow(type, int(found.group(1)) if found else None, self._bounds)
-        self.invalid += '"valid":false' in body and '"raw":' in body
-        parent = getattr(super(), "event_json", None)
-        if parent is not None:
-            parent(type, body)
-        else:  # pragma: no cover - a recorder without JSON-text events
-            super().event(type, **json.loads("{" + body + "}"))
-
-
-_ROUND_FIELD = re.compile(r'"round":(\d+)')
 
 
 def _invalid_answers(fields: dict[str, Any]) -> int:

@@ -17,7 +17,6 @@ import re
 import time
 from collections.abc import Iterable, Mapping
 from itertools import repeat
-from json.encoder import encode_basestring
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -107,56 +106,7 @@ def json_default(obj: Any) -> Any:
 
 
 _EVENT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=json_default)
-"""One encoder for every event line (``json.dumps`` with options builds a new encoder per call)."""
-
-json_str = encode_basestring
-"""JSON text of a string, as the event encoder writes it (``ensure_ascii=False``)."""
-
-
-def json_text(value: Any) -> str:
-    """JSON text of a value, exactly as the event encoder writes it (scalars here, anything else by the
-    encoder): for event lines built as text (:meth:`RunRecorder.event_json`)."""
-    kind = type(value)
-    if kind is str:
-        return encode_basestring(value)
-    if kind is int:
-        return int.__repr__(value)
-    if kind is bool:
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if kind is float and value - value == 0.0:  # finite (NaN and infinities go through the encoder)
-        return float.__repr__(value)
-    return _EVENT_JSON.encode(value)
-
-
-def _json_float(value: float) -> str:
-    return float.__repr__(value) if value - value == 0.0 else _EVENT_JSON.encode(value)
-
-
-_JSON_KEYS: dict[type, Any] = {str: encode_basestring, int: lambda key: f'"{key}"'}
-_JSON_SCALARS: dict[type, Any] = {
-    str: encode_basestring,
-    int: int.__repr__,
-    float: _json_float,
-    bool: lambda value: "true" if value else "false",
-    type(None): lambda value: "null",
-}
-
-
-def json_object(mapping: Mapping[Any, Any]) -> str:
-    """JSON text of a mapping with str or int keys, exactly as the event encoder writes it."""
-    keys, scalars = _JSON_KEYS, _JSON_SCALARS
-    try:
-        items = [f"{keys[type(k)](k)}:{scalars[type(v)](v)}" for k, v in mapping.items()]
-    except KeyError:  # another key type, or a nested value: the encoder writes it
-        return _EVENT_JSON.encode(mapping)
-    return "{" + ",".join(items) + "}"
-
-
-def json_list(values: Iterable[Any]) -> str:
-    """JSON text of a sequence (a list or a tuple), exactly as the event encoder writes it."""
-    return "[" + ",".join(map(json_text, values)) + "]"
+"""The one encoder of event lines (``json.dumps`` with options would build a new encoder per call)."""
 
 
 class TableWriter:
@@ -319,32 +269,14 @@ class RunRecorder:
         self._secrets = secret_values()
         self._secret_breaks = any("\n" in v for v in self._secrets)  # see flush
         self._flushed_at = _monotonic()
-        self._heads: dict[str, str] = {}  # event type → '"type":"..."' (its JSON text)
         self._unit_starts = unit_starts()
         self.seq = 0
 
     def event(self, type: str, **fields: Any) -> None:
+        """Append the event ``{"seq": ..., "type": type, **fields}`` as one line of JSON."""
         if type in self._unit_starts:
             self.flush()  # the previous unit of play is complete: its events and rows reach the disk
-        self._append(_EVENT_JSON.encode({"seq": self.seq, "type": type, **fields}))
-
-    def event_json(self, type: str, body: str) -> None:
-        """Append an event whose fields (after ``seq`` and ``type``) are given as JSON text: ``body`` is
-        ``"key":value,...`` without braces (built with :func:`json_text`, :func:`json_object`,
-        :func:`json_list`), the same line :meth:`event` writes for those fields, without the dict round trip."""
-        if type in self._unit_starts:
-            self.flush()
-        head = self._heads.get(type)
-        if head is None:
-            head = self._heads[type] = f'"type":{encode_basestring(type)}'
-        seq = self.seq
-        self._pending.append(f'{{"seq":{seq},{head},{body}}}' if body else f'{{"seq":{seq},{head}}}')
-        self.seq = seq + 1
-        if _monotonic() - self._flushed_at >= FLUSH_EVERY_S:
-            self.flush()
-
-    def _append(self, line: str) -> None:
-        self._pending.append(line)
+        self._pending.append(_EVENT_JSON.encode({"seq": self.seq, "type": type, **fields}))
         self.seq += 1
         if _monotonic() - self._flushed_at >= FLUSH_EVERY_S:
             self.flush()
