@@ -3,7 +3,8 @@
 Reads only the run directory (manifest and tables), like ``analysis``: what was played, the outcomes, a
 per-game (or per-round) sparkline, the LLM accounting, the run directory and the command that analyses it.
 A weak model's result is labelled: a model config with ``weak: true`` (the embedded SmolLM2-135M), or a
-share of invalid answers above :data:`WEAK_INVALID_SHARE`.
+share of invalid answers above :data:`~trustsim.rundir.weak.WEAK_INVALID_SHARE` (the rule lives in
+:mod:`trustsim.rundir.weak`, shared with the trust report and the card).
 
     python -m trustsim.summary RUN_DIR [--line]
 """
@@ -20,9 +21,10 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from trustsim.rundir.weak import weak_reason
+
 SPARK = "▁▂▃▄▅▆▇█"
 SPARK_ASCII = "_.-=+*#@"
-WEAK_INVALID_SHARE = 0.2  # above this share of invalid answers a result is labelled weak
 MAX_TABLE_COLUMNS = 20  # longer series show only the sparkline and the range
 TRUE = {"true", "True", "1"}
 
@@ -123,29 +125,6 @@ def _generic(run_dir: Path, manifest: dict[str, Any]) -> Family:
 
 
 # -- labels -----------------------------------------------------------------------------------------------
-def _models(manifest: dict[str, Any]) -> list[dict[str, Any]]:
-    """Model configs of the run (the ``model`` group, plus any per-role/per-seat model groups)."""
-    config = manifest.get("config") or {}
-    found = [config["model"]] if isinstance(config.get("model"), dict) else []
-    game = config.get("game") or {}
-    for value in game.values() if isinstance(game, dict) else ():
-        if isinstance(value, dict) and value.get("litellm_model"):
-            found.append(value)
-    return found
-
-
-def weak_reason(manifest: dict[str, Any], answers: int, invalid: int) -> str | None:
-    """Why this result is a weak model's (None: it is not): a model flagged ``weak: true``, or more than
-    :data:`WEAK_INVALID_SHARE` of the answers invalid."""
-    reasons = []
-    weak = [str(m.get("name", "?")) for m in _models(manifest) if m.get("weak")]
-    if weak:
-        reasons.append(f"{', '.join(weak)} is flagged weak (model.weak: true)")
-    if answers and invalid / answers > WEAK_INVALID_SHARE:
-        reasons.append(f"{invalid} of {answers} answers ({invalid / answers:.0%}) were invalid")
-    return "; ".join(reasons) or None
-
-
 def _who(manifest: dict[str, Any]) -> str:
     cell = manifest.get("cell") or {}
     if cell.get("trustor") or cell.get("trustee"):  # the trust game's roles may differ

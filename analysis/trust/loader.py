@@ -21,8 +21,10 @@ from analysis.rundirs import (
     RunDirError,
     discover_runs,
     find_run_dirs,
+    flagged_weak,
     read_table,
     usable_rows,
+    weak_reason,
 )
 from analysis.trust.reference import ReferenceLogError, find_reference_runs, import_reference_run
 from analysis.trust.schema import AGENT_GAME_COLUMNS, CELL_KEYS, DECISION_COLUMNS, GAME_COLUMNS, RUN_COLUMNS
@@ -155,6 +157,26 @@ def _to_bool_series(col: pd.Series) -> pd.Series:
     return text.isin(["true", "1", "1.0", "yes"]).fillna(False).astype(bool)
 
 
+def _weak_columns(manifest: dict[str, Any], decisions: pd.DataFrame) -> dict[str, Any]:
+    """The run summary's weak-model label of one run: answers of the seats under test a model played."""
+    if decisions.empty:
+        answers = invalid = 0
+    else:
+        under_test = ~_to_bool_series(decisions["is_partner"])
+        model = decisions.get("seat_model", decisions.get("model"))
+        if model is not None:
+            under_test &= ~model.fillna("").astype(str).str.lower().isin(["", "scripted"])
+        answers = int(under_test.sum())
+        invalid = int((under_test & ~_to_bool_series(decisions["valid"])).sum())
+    flagged = flagged_weak(manifest)
+    return {
+        "answers": answers,
+        "invalid_answers": invalid,
+        "flagged_weak": ";".join(flagged),
+        "weak": weak_reason(manifest, answers, invalid) or "",
+    }
+
+
 def load_trust_data(
     paths: Iterable[str | os.PathLike[str]],
     *,
@@ -218,6 +240,7 @@ def load_trust_data(
                         "games": len(frames["games"]),
                         "config_key": _config_key(item.manifest),
                         "status": item.status,
+                        **_weak_columns(item.manifest, frames["decisions"]),
                     }
                 )
             else:
@@ -225,7 +248,7 @@ def load_trust_data(
                 dec.append(pd.DataFrame(imported.decisions))
                 gam.append(pd.DataFrame(imported.games))
                 agg.append(pd.DataFrame(imported.agent_games))
-                runs.append(imported.run)
+                runs.append({**imported.run, **_weak_columns({}, pd.DataFrame(imported.decisions))})
         except (RunDirError, ReferenceLogError) as exc:
             path = item.path if isinstance(item, Run) else item
             excluded.append((str(path), str(exc)))

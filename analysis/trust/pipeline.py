@@ -47,6 +47,8 @@ class TrustAnalysis:
     timings: dict[str, float] = field(default_factory=dict)
     seats: pd.DataFrame = field(default_factory=pd.DataFrame)  # per-seat verification (analysis/trust/seats)
     seat_results: pd.DataFrame = field(default_factory=pd.DataFrame)  # per-seat survival, score
+    anchor_mode: AnchorMode = "auto"
+    inputs: list[str] = field(default_factory=list)  # the paths analysed, as given
 
 
 def analyse(
@@ -66,6 +68,7 @@ def analyse(
     ``say`` (optional) receives one progress line per phase.
     """
     say = say or (lambda _msg: None)
+    paths = [str(p) for p in paths]
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -106,7 +109,7 @@ def analyse(
             msgs.append(f"cell {c.label} has {c.n_clusters} {c.cluster_unit} cluster(s) (< 3): no intervals")
     return TrustAnalysis(
         data, cells, anchors, deltas, curves, by_round, km, [*data.problems, *msgs], timings, seats,
-        seat_outcomes(data),
+        seat_outcomes(data), anchor, paths,
     )  # fmt: skip
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from analysis.trust.figures import FigureResult
+from analysis.trust.next_steps import gap_lines, weak_lines
 from analysis.trust.pipeline import TrustAnalysis
 
 _TABLE_TITLES = {
@@ -31,6 +32,21 @@ _TABLE_TITLES = {
 }
 
 
+def _weak_section(result: TrustAnalysis) -> list[str]:
+    """The weak-model warning (the run summary's rule), or nothing."""
+    weak = weak_lines(result.data.runs)
+    if not weak:
+        return []
+    return [
+        "## ⚠ Weak model",
+        "",
+        "Treat these results as a smoke test of the pipeline, not as evidence about the model:",
+        "",
+        *weak,
+        "",
+    ]
+
+
 def render_report(result: TrustAnalysis, tables_md: dict[str, str], figs: list[FigureResult]) -> str:
     """The Markdown report text."""
     data = result.data
@@ -41,6 +57,7 @@ def render_report(result: TrustAnalysis, tables_md: dict[str, str], figs: list[F
         f"Loaded {len(data.runs)} run(s) ({', '.join(f'{n} {s}' for s, n in sorted(sources.items()))}), "
         f"{data.n_games} games, {len(result.cells)} cells.",
         "",
+        *_weak_section(result),
         "Method: measures count the agents under test only (never the scripted partner). Volume = "
         "verifications per game; partner share = verifications of the partner's puzzle ÷ all verifications, "
         "pooled over the cell; both over D-correct games (D-wrong as secondary). Intervals: cluster "
@@ -48,6 +65,11 @@ def render_report(result: TrustAnalysis, tables_md: dict[str, str], figs: list[F
         "cells resampled independently; deltas subtract independently resampled cells.",
         "",
     ]
+    gaps = gap_lines(
+        result.cells, result.anchors, data.runs, anchor_mode=result.anchor_mode, inputs=result.inputs
+    )
+    if gaps:
+        lines += ["## What this report cannot show yet, and how to get it", "", *gaps, ""]
     if data.excluded:
         lines += ["## Excluded runs", ""]
         lines += [f"- `{p}`: {why}" for p, why in data.excluded]

@@ -25,5 +25,11 @@ AGENT_GAME_COLUMNS = (
     "death_cause", "death_round", "rounds_alive", "coins", "score", "verifications",
 )  # fmt: skip
 
-RUN_COLUMNS = ("source", "run_id", "path", *CELL_KEYS, "sessions", "games", "config_key", "status")
-"""One row per run: where it came from and the configuration fingerprint used to spot mixed cells."""
+RUN_COLUMNS = (
+    "source", "run_id", "path", *CELL_KEYS, "sessions", "games", "config_key", "status", "answers",
+    "invalid_answers", "flagged_weak", "weak",
+)  # fmt: skip
+"""One row per run: where it came from, the configuration fingerprint used to spot mixed cells, and the
+weak-model label of the run summary (``answers``/``invalid_answers`` of the seats under test that a model
+played, ``flagged_weak``: models whose config says ``weak: true``, ``weak``: why the result is a weak
+model's, empty when it is not; :mod:`trustsim.rundir.weak`)."""
