@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
         print("analysis card: error: give run or sweep directories (DIR...) or --reference", file=sys.stderr)
         return 2
     subjects = collect(args.dirs, reference=reference, resamples=args.resamples, seed=args.seed)
+    for note in dict.fromkeys(n for s in subjects for n in s.notes):  # what was kept apart, once each
+        print(f"analysis card: note: {note}", file=sys.stderr)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -22,7 +22,7 @@ import pandas as pd
 from analysis.calibration.load import model_label
 from analysis.card import escape
 from analysis.card.figures import Figure, from_values, not_run, unavailable
-from analysis.rundirs import discover_runs, read_table
+from analysis.rundirs import describe_weak, discover_runs, flagged_weak, read_table
 
 OFFLINE = "offline"
 FAMILIES = ("escape_room", "reliance", "arena", "trust_game")
@@ -48,6 +48,10 @@ class Subject:
     provenance: dict[str, Any] = field(default_factory=dict)
     reliability: list[dict[str, float]] = field(default_factory=list)
     reference: bool = False
+    lineup: dict[str, set[str]] = field(default_factory=dict)  # offline: family -> the agents that played it
+    notes: list[str] = field(
+        default_factory=list
+    )  # what was not pooled, and why (printed, shown on the card)
 
     def matches(self, model: Any, agent: Any = "") -> bool:
         m, a = str(model if model is not None else ""), str(agent if agent is not None else "")
@@ -70,10 +74,59 @@ def _llm_roles(cfg: dict[str, Any]) -> bool:
     )
 
 
+def _agent(manifest: dict[str, Any]) -> str:
+    return str(((manifest.get("config") or {}).get("agent") or {}).get("name") or "")
+
+
+def _battery(manifest: dict[str, Any]) -> dict[str, str]:
+    """The run's trust-card battery keys (``size``, ``part``, ``family``); empty outside a battery."""
+    card = (manifest.get("config") or {}).get("card") or {}
+    return {k: str(card[k]) for k in ("size", "part", "family") if card.get(k)} if card.get("part") else {}
+
+
+def _offline_lineups(scripted: list[tuple[str, str, Any]]) -> tuple[dict[tuple[str, str], str], list[str]]:
+    """Which card each (family, scripted agent) goes to, and what was split off (one line each).
+
+    ``scripted`` holds (agent, family, manifest) per run. The ``offline`` card pools one agent per game family
+    (the battery's lineup: bayes, oracle, an IPD player, a trust-game player). When a family holds runs of
+    several scripted agents, their numbers are never pooled: the agent the trust-card battery played stays on
+    the ``offline`` card and every other one gets a card of its own (``offline-<agent>``).
+    """
+    by_family: dict[str, dict[str, bool]] = {}  # family -> agent -> played in a battery
+    for agent, family, manifest in scripted:
+        seen = by_family.setdefault(family, {})
+        seen[agent] = seen.get(agent, False) or bool(_battery(manifest))
+    card_of: dict[tuple[str, str], str] = {}
+    notes: list[str] = []
+    for family, agents in sorted(by_family.items()):
+        in_battery = [a for a, battery in agents.items() if battery]
+        keep = next(iter(agents)) if len(agents) == 1 else (in_battery[0] if len(in_battery) == 1 else None)
+        split = sorted(a for a in agents if a != keep)
+        for agent in agents:
+            card_of[(family, agent)] = OFFLINE if agent == keep else f"{OFFLINE}-{agent}"
+        if split:
+            title = FAMILY_TITLES.get(family, family).lower()
+            own = ", ".join(f"{a} ({OFFLINE}-{a})" for a in split)
+            notes.append(
+                f"{title}: {own} on {'its' if len(split) == 1 else 'their'} own card, not pooled with "
+                + (
+                    f"{keep} (the trust-card battery's agent)"
+                    if keep
+                    else "each other (no trust-card battery run)"
+                )
+            )
+    return card_of, notes
+
+
 def subjects_from_runs(paths: Sequence[str | os.PathLike[str]]) -> dict[str, Subject]:
-    """One subject per model (LLM runs) plus ``offline`` for the runs of scripted agents."""
+    """One subject per model (LLM runs); scripted agents' runs on the ``offline`` card, one agent per game
+    family (see :func:`_offline_lineups`; the split is printed and shown on the cards)."""
     found = discover_runs(paths)
     out: dict[str, Subject] = {}
+    card_of, notes = _offline_lineups(
+        [(_agent(r.manifest), str(r.manifest.get("game")), r.manifest) for r in found.runs
+         if not _llm_roles(r.manifest.get("config") or {})]
+    )  # fmt: skip
     for run in found.runs:
         m = run.manifest
         cfg = m.get("config") or {}
@@ -82,10 +135,14 @@ def subjects_from_runs(paths: Sequence[str | os.PathLike[str]]) -> dict[str, Sub
             name = model_label(model.get("name") or (m.get("cell") or {}).get("model") or "?")
             subject = out.setdefault(name, Subject(name, True))
         else:
-            subject = out.setdefault(OFFLINE, Subject(OFFLINE, False))
-            agent = str((cfg.get("agent") or {}).get("name") or "")
+            agent = _agent(m)
+            name = card_of[(str(m.get("game")), agent)]
+            subject = out.setdefault(name, Subject(name, False))
             subject.agents |= {agent, agent.removeprefix("ipd_")}
+            subject.lineup.setdefault(str(m.get("game")), set()).add(agent)
         subject.runs.append({**m, "_path": str(run.path), "_run": run})
+    for s in out.values():
+        s.notes = [n for n in notes if not s.llm]
     return out
 
 
@@ -480,21 +537,46 @@ def provenance(subject: Subject) -> dict[str, Any]:
         acc = invalid.setdefault(fam, [0, 0])
         acc[0] += bad
         acc[1] += total
-    sizes = sorted({str(((r.get("config") or {}).get("card") or {}).get("size", "")) for r in runs} - {""})
+    flagged = [name for r in runs for name in flagged_weak(r)]
+    answers = sum(total for _, total in invalid.values())
     agents = sorted({str(((r.get("config") or {}).get("agent") or {}).get("name")) for r in runs})
     return {
         "model": _model_settings(first) if subject.llm else {"agents": ", ".join(sorted(agents))},
         "trustsim": ", ".join(versions),
         "git": ", ".join(revisions),
         "dates": f"{started[0][:10] if started else '?'} – {finished[-1][:10] if finished else '?'}",
-        "battery_size": ", ".join(sizes) or "(not a battery run)",
+        "battery_size": battery_label(runs),
+        "battery_runs": sum(bool(_battery(r)) for r in runs),
         "runs": len(runs),
         "sample": {fam: counts[fam] for fam in sorted(counts)},
         "llm_calls": f"{sent:,} sent, {cached:,} replayed",
         "tokens": f"{tokens_in:,} in / {tokens_out:,} out",
         "cost_usd": cost,
         "invalid": {fam: v for fam, v in sorted(invalid.items())},
+        "weak": describe_weak(flagged, answers, sum(bad for bad, _ in invalid.values())) or "",
     }
+
+
+def battery_label(runs: Sequence[dict[str, Any]]) -> str:
+    """What the runs hold of the trust-card battery, counted: per size the parts found, plus the runs that
+    belong to no battery (``smoke, 11 parts``; ``mixed sizes: small, 11 parts; smoke, 3 parts + 4 run(s)
+    outside a battery``)."""
+    parts: dict[str, set[str]] = {}
+    outside = 0
+    for r in runs:
+        battery = _battery(r)
+        if battery:
+            parts.setdefault(battery.get("size", "?"), set()).add(battery["part"])
+        else:
+            outside += 1
+    if not parts:
+        return "(not a battery run)"
+    text = "; ".join(
+        f"{size}, {len(p)} part{'s' if len(p) != 1 else ''}" for size, p in sorted(parts.items())
+    )
+    if len(parts) > 1:
+        text = f"mixed sizes: {text}"
+    return text + (f" + {outside} run(s) outside a battery" if outside else "")
 
 
 def reference_provenance(subject: Subject, games: pd.DataFrame, decisions: pd.DataFrame) -> dict[str, Any]:
@@ -512,6 +594,7 @@ def reference_provenance(subject: Subject, games: pd.DataFrame, decisions: pd.Da
         "tokens": "n/a (not recorded in the logs)",
         "cost_usd": math.nan,
         "invalid": {"escape_room": [bad, len(sub_d)]},
+        "weak": describe_weak([], len(sub_d), bad) or "",
     }
 
 
@@ -596,4 +679,4 @@ def collect(
             ]
             sub_dec = sub_dec[~sub_dec["is_partner"].astype(bool)] if len(sub_dec) else sub_dec
             s.provenance = reference_provenance(s, sub_games, sub_dec)
-    return sorted(subjects.values(), key=lambda s: (s.name == OFFLINE, s.name))
+    return sorted(subjects.values(), key=lambda s: (not s.llm, s.name != OFFLINE, s.name))

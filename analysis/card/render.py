@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.card.collect import OFFLINE, Subject
+from analysis.card.collect import FAMILY_TITLES, OFFLINE, Subject
 from analysis.card.figures import NOT_RUN, OK, UNAVAILABLE, UNDERPOWERED, Figure
 
 SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -50,6 +50,8 @@ tr.underpowered td.value { color: #a05a00; }
 .calib { display: flex; gap: 2mm; align-items: flex-start; } .calib table { flex: 1; }
 .prov td { font-size: 6.8pt; } .prov td.k { width: 24%; color: #5a6577; }
 .foot { color: #6b7587; font-size: 6.8pt; margin-top: 1mm; }
+.warn { background: #fff0d6; color: #8a4d00; border-radius: 1mm; padding: 0.8mm 2mm; margin-bottom: 1.6mm;
+  font-weight: 600; }
 """
 
 
@@ -153,10 +155,54 @@ def _prov_rows(s: Subject) -> str:
     )
 
 
+def _kind(s: Subject) -> str:
+    """``reference logs``, ``battery`` (some runs of a trust-card battery) or ``runs`` (none)."""
+    if s.reference and not s.runs:
+        return "reference logs"
+    return (
+        "battery"
+        if str(s.provenance.get("battery_size", "")).split(",")[0] not in ("", "(not a battery run)")
+        else "runs"
+    )
+
+
+def _kind_text(s: Subject) -> str:
+    return {
+        "reference logs": "reference-study logs: escape room only",
+        "battery": "trust-card battery",
+        "runs": "runs outside a trust-card battery",
+    }[_kind(s)]
+
+
+def _warnings_html(s: Subject) -> str:
+    """The weak-model label and, for offline cards, which agents are pooled and what was kept apart."""
+    out = []
+    weak = s.provenance.get("weak")
+    if weak:
+        out.append(
+            f'<div class="warn" data-warning="weak">⚠ Weak model: {html.escape(weak)}. Treat this card as a '
+            "smoke test of the pipeline, not as evidence about the model.</div>"
+        )
+    if not s.llm and s.lineup:
+        pooled = "; ".join(
+            f"{FAMILY_TITLES.get(fam, fam)}: {', '.join(sorted(agents))}"
+            for fam, agents in sorted(s.lineup.items())
+        )
+        apart = f" Kept apart: {html.escape('; '.join(s.notes))}." if s.notes else ""
+        out.append(
+            f'<div class="sub" data-warning="lineup">Agents on this card: {html.escape(pooled)}.{apart}</div>'
+        )
+    return "".join(out)
+
+
 def card_html(s: Subject, *, generated: str) -> str:
     """One subject's card: a self-contained page (inline CSS and SVG, no script, no network)."""
-    title = "offline agents" if s.name == OFFLINE else s.name
-    kind = "reference-study logs: escape room only" if s.reference and not s.runs else "trust-card battery"
+    title = (
+        "offline agents"
+        if s.name == OFFLINE
+        else (f"offline agent {s.name.removeprefix(OFFLINE + '-')}" if not s.llm else s.name)
+    )
+    kind = _kind_text(s)
     sections = []
     for fam, heading, keys in SECTIONS:
         rows = "".join(_row(s.figures[k]) for k in keys if k in s.figures)
@@ -174,7 +220,7 @@ def card_html(s: Subject, *, generated: str) -> str:
 <b>not run</b> = that part of the battery has no data; <b>underpowered</b> = too few clusters for an interval
 or below the analysis's minimum sample (n shown). The escape-room regret is a model-based yardstick, not the
 exact optimum of the game.</div>
-{sections_html}
+{_warnings_html(s)}{sections_html}
 <section data-family="provenance" class="prov"><h2>Provenance</h2><table>{_prov_rows(s)}</table></section>
 <div class="foot">trustsim trust card · generated {html.escape(generated)} · python -m analysis card · docs/trust_card.md</div>
 </body></html>
@@ -231,7 +277,7 @@ def cards_table(subjects: Sequence[Subject]) -> pd.DataFrame:
     for s in subjects:
         row: dict[str, Any] = {
             "subject": s.name,
-            "kind": "reference logs" if s.reference and not s.runs else "battery",
+            "kind": _kind(s),
         }
         for key in FIGURE_KEYS:
             fig = s.figures.get(key)
@@ -247,6 +293,7 @@ def cards_table(subjects: Sequence[Subject]) -> pd.DataFrame:
         row["git"] = p.get("git")
         row["dates"] = p.get("dates")
         row["battery_size"] = p.get("battery_size")
+        row["weak"] = p.get("weak", "")
         row["tokens"] = p.get("tokens")
         row["cost_usd"] = p.get("cost_usd")
         for fam in ("escape_room", "reliance", "arena", "trust_game"):

@@ -54,7 +54,7 @@ def test_offline_card_fills_every_family(offline_card: Path) -> None:
         assert row[f"{key}_status"] in ("ok", "underpowered"), key
     assert row["er_regret"] >= 0 and row["er_regret_n"] > 0  # smoke games have 1 round: bayes is not optimal
     assert row["tg_sent_fraction"] == pytest.approx(0.5)  # tg_reciprocal opens with half its endowment
-    assert row["battery_size"] == "smoke" and row["runs"] == 11
+    assert row["battery_size"] == "smoke, 11 parts" and row["runs"] == 11 and row["kind"] == "battery"
     html = (offline_card / "card_offline.html").read_text(encoding="utf-8")
     assert "@page { size: A4" in html
     assert not re.search(r"""(src|href)=["']https?:""", html)  # self-contained
@@ -76,6 +76,7 @@ def test_model_and_offline_cards_side_by_side(fake_model_sweeps, offline_sweep, 
     card = (out / "card_openai_compatible.html").read_text(encoding="utf-8")
     assert "model / decoding" in card and "litellm_model=openai/fake-model" in card
     assert "sk-card-test" not in card + compare + (out / "cards.csv").read_text()
+    assert 'data-warning="weak"' not in card and set(cards["weak"].fillna("")) == {""}
 
 
 def test_reference_partial_cards(tmp_path) -> None:
@@ -133,3 +134,46 @@ def test_a_crowded_card_still_prints_to_one_page(tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "not on one A4 page" not in proc.stderr
     assert len(list(out.glob("card_*.png"))) == 6
+
+
+def test_different_scripted_agents_are_never_pooled_silently(offline_sweep, tmp_path) -> None:
+    from .conftest import trustsim
+
+    other = tmp_path / "other"  # an unrelated sweep: two more escape-room agents, outside any battery
+    proc = trustsim("-m", "+experiment=1strike", "agent=always_verify,bayes", "game.games=2", "progress=false",
+                    f"hydra.sweep.dir={other}")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = tmp_path / "card"
+    proc = analysis(
+        "card", str(offline_sweep[0]), str(other), "--out", str(out), "--no-figures", "--resamples", "100"
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    note = "escape room: always_verify (offline-always_verify) on its own card, not pooled with bayes"
+    assert f"analysis card: note: {note}" in proc.stderr
+    cards = check_cards_csv(out / "cards.csv").set_index("subject")
+    assert list(cards.index) == ["offline", "offline-always_verify"]
+    # the battery's agent keeps the offline card; its size label counts what is there
+    assert cards.loc["offline", "battery_size"] == "smoke, 11 parts + 1 run(s) outside a battery"
+    assert cards.loc["offline-always_verify", "battery_size"] == "(not a battery run)"
+    assert cards.loc["offline-always_verify", "kind"] == "runs"
+    assert cards.loc["offline-always_verify", "rel_macro_accuracy_status"] == "not run"
+    card = (out / "card_offline.html").read_text(encoding="utf-8")
+    assert "Escape room: bayes;" in card and f"Kept apart: {note}" in card
+
+
+def test_a_weak_model_is_labelled_on_its_card(fake_model_sweeps, tmp_path) -> None:
+    import json
+
+    sweep = tmp_path / "weak"
+    shutil.copytree(fake_model_sweeps[0], sweep)
+    for path in sweep.glob("*/manifest.json"):  # the model config says weak: true, as smollm2's does
+        manifest = json.loads(path.read_text())
+        manifest["config"]["model"]["weak"] = True
+        path.write_text(json.dumps(manifest))
+    out = tmp_path / "card"
+    proc = analysis("card", str(sweep), "--out", str(out), "--no-figures", "--resamples", "100")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cards = pd.read_csv(out / "cards.csv", keep_default_na=False)
+    assert cards.loc[0, "weak"] == "openai_compatible is flagged weak (model.weak: true)"
+    card = (out / "card_openai_compatible.html").read_text(encoding="utf-8")
+    assert 'data-warning="weak"' in card and "smoke test of the pipeline" in card
