@@ -60,14 +60,6 @@ def move_rows(rec: MatchRecord, meta: MatchMeta) -> list[dict[str, str]]:
         cell_text(meta.identity),
     )
     names = {s: (cell_text(rec.labels[s]), cell_text(rec.models[s])) for s in ("A", "B")}
-    texts: dict[float, str] = {}  # a match's payoffs take the four values of one payoff table: text once each
-
-    def pay(value: float) -> str:
-        text = texts.get(value)
-        if text is None:
-            text = texts[value] = cell_text(value)
-        return text
-
     for r in rec.rounds:
         round_text = str(r.round)
         for seat, other in (("A", "B"), ("B", "A")):
@@ -89,8 +81,8 @@ def move_rows(rec: MatchRecord, meta: MatchMeta) -> list[dict[str, str]]:
                     "move": r.executed[seat],
                     "flipped": bool_text(r.flipped[seat]),
                     "opponent_move": r.executed[other],
-                    "payoff": pay(r.payoffs[seat]),
-                    "opponent_payoff": pay(r.payoffs[other]),
+                    "payoff": cell_text(r.payoffs[seat]),
+                    "opponent_payoff": cell_text(r.payoffs[other]),
                     "cum_payoff": cell_text(cum[seat]),
                     "p_opponent_cooperates": cell_text(d.p_cooperate),
                     "valid": bool_text(d.valid),

@@ -14,6 +14,7 @@ from games.escape_room.tables import (
     DECISION_COLUMNS,
     GAME_COLUMNS,
     PREDICTION_COLUMNS,
+    Row,
     TableBuilder,
 )
 from games.escape_room.team import SeatPlan, seat_model_name, seat_plans, seat_prompt, team_label
@@ -92,7 +93,7 @@ class SessionRunner:
         return any(p.is_async for p in self.policies.values())
 
     async def games(self, table: EscapeRoomModel | None = None):  # type: ignore[no-untyped-def]
-        """Yield (game index, rows by table as CSV lines) for each finished game. ``table``: the table (Mesa
+        """Yield (game index, rows by table) for each finished game. ``table``: the table (Mesa
         model) an earlier session played at, to seat this one at (sessions played one after another share
         one); the table played at is left in :attr:`table`."""
         recorder = self.ctx.recorder
@@ -125,7 +126,7 @@ class SessionRunner:
                 model.next_game(seed=seed, game=game)
             self.table = model
             rec = model.play_sync() if model.synchronous else await model.play()
-            yield game, self.tables.lines(rec)  # table → the game's rows as CSV lines
+            yield game, self.tables.rows(rec)  # table → the game's rows
         recorder.event("session_end", session=self.session)
 
 
@@ -188,9 +189,9 @@ async def _play_all(
     interleave.
     """
 
-    def write(rows: dict[str, list[str]]) -> None:
+    def write(rows: dict[str, list[Row]]) -> None:
         for name, table_rows in rows.items():
-            writers[name].write_lines(table_rows)
+            writers[name].write_tuples(table_rows)
         ctx.count("games", 1)
         ctx.count("decisions", len(rows["decisions"]))
         bar.update(1)
@@ -207,7 +208,7 @@ async def _play_all(
         return
 
     sessions = [first, *(SessionRunner(ctx, options, i) for i in range(1, runs))]
-    buffers: list[list[dict[str, list[str]]]] = [[] for _ in sessions]
+    buffers: list[list[dict[str, list[Row]]]] = [[] for _ in sessions]
     done = [False] * len(sessions)
     next_to_flush = 0
 

@@ -1,27 +1,25 @@
 """Rows of the escape-room tables (decisions, games, agent_games, predictions) from finished games.
 
-Rows are built as CSV lines (:meth:`TableBuilder.lines`, written by ``TableWriter.write_lines``): the cells
-that are the same for a whole session (run id, seat, agent, model, prompt, memory, schedule) are joined and
-quoted once per session, so a row formats only the cells that vary. Every cell that could hold a comma, a quote
-or a line break goes through ``csv_cell`` (the ``csv`` module's quoting); numbers and booleans never do. The
-same rows as mappings (``decision_rows`` and the others) are read back from the lines.
+:meth:`TableBuilder.rows` gives each table's rows of one game as tuples of cell text in the table's column order
+(``TableWriter.write_tuples`` writes them); the cells that are the same for a whole session (run id, seat,
+agent, model, prompt, memory, schedule) are made once per session.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from games.escape_room.options import PARTNER_SEAT
 from trustsim.rundir import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the one schema, re-exported
-from trustsim.rundir.writer import bool_text, cell_text, csv_cell
+from trustsim.rundir.writer import cell_text
 
 if TYPE_CHECKING:  # annotations only: registering the game (discovery) does not import mesa
-    from games.escape_room.model import DecisionRecord, GameRecord
+    from games.escape_room.model import CapsuleTable, DecisionRecord, GameRecord
     from games.escape_room.rules import GameState
     from games.escape_room.types import CapsuleView
+
+Row = tuple[str, ...]
+"""A table row: its cells' text, in the table's column order."""
 
 PUZZLES = (1, 2, 3, 4)
 DECISION_COLUMNS = [
@@ -112,55 +110,8 @@ def default_trusted(capsules: tuple[CapsuleView, ...], owner: str) -> str:
     return best.label
 
 
-def _text(value: Any) -> str:
-    """A cell of any value (:func:`cell_text`), quoted for a CSV line (:func:`csv_cell`)."""
-    kind = type(value)
-    if kind is int:
-        return str(value)
-    if value is None:
-        return ""
-    if kind is str:
-        return csv_cell(value)
-    return csv_cell(cell_text(value))
-
-
-_WORDS = frozenset(("pass", "verify", "volunteer", "invalid"))  # action kinds: cells that need no quoting
-_NO_CONFIDENCE = ("", "", "", "", "")
-
-
-def _rows(columns: list[str], lines: list[str]) -> list[dict[str, str]]:
-    """Lines read back as rows (column → cell text)."""
-    text = io.StringIO("".join(line + "\n" for line in lines), newline="")
-    return [dict(zip(columns, cells, strict=True)) for cells in csv.reader(text)]
-
-
-_CACHE_SIZE = 4096  # most entries a cell cache holds (then it starts afresh: memory stays flat)
-_FLOAT_CELLS: dict[float, str] = {}  # stated probability → its cell (non-zero floats only: 0.0 == -0.0)
-_ITEM_CELLS: dict[tuple[int, str], str] = {}  # (puzzle, capsule label) → the predictions' item cell
-
-
-def _confidence_cells(conf: dict[int, Any]) -> tuple[str, str, str, str, str]:
-    """("", conf_Q1, ..., conf_Q4): the cells of a stated confidence, indexed by puzzle. A float's text is
-    remembered (agents state few distinct values); ints, zeros and other values are formatted each time."""
-    get = _FLOAT_CELLS.get
-    v1, v2, v3, v4 = conf.get(1), conf.get(2), conf.get(3), conf.get(4)
-    return (
-        "",
-        (type(v1) is float and v1 and get(v1)) or _probability(v1),
-        (type(v2) is float and v2 and get(v2)) or _probability(v2),
-        (type(v3) is float and v3 and get(v3)) or _probability(v3),
-        (type(v4) is float and v4 and get(v4)) or _probability(v4),
-    )
-
-
-def _probability(value: Any) -> str:
-    """The cell of a stated probability not yet remembered (see :func:`_confidence_cells`)."""
-    if type(value) is float and value:  # 0.0 and -0.0 are equal keys with different texts: never remembered
-        if len(_FLOAT_CELLS) >= _CACHE_SIZE:
-            _FLOAT_CELLS.clear()
-        text = _FLOAT_CELLS[value] = repr(round(value, 10))
-        return text
-    return _text(value)
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
 
 
 class TableBuilder:
@@ -175,200 +126,206 @@ class TableBuilder:
         llm_seats: set[str],
         seat_prompts: dict[str, str | None] | None = None,
     ) -> None:
-        self.cell = cell
-        self.session = session
-        self.seat_models = seat_models
-        self.seat_agents = seat_agents
+        """``seat_prompts``: a mixed team's prompt style per seat (None: the cell's ``prompt``)."""
         self.llm_seats = llm_seats
-        self.seat_prompts = seat_prompts  # mixed teams: each seat's prompt style (None: the cell's)
-        run_id = _text(cell["run_id"])
-        memory, schedule = _text(cell["memory"]), _text(cell["schedule"])
+        run_id, memory, schedule = (
+            cell_text(cell["run_id"]),
+            cell_text(cell["memory"]),
+            cell_text(cell["schedule"]),
+        )
         prompt = cell_text(cell.get("prompt"))
         prompts = {s: cell_text(v) for s, v in (seat_prompts or {}).items()}
-        self._head = f"{run_id},{session},"  # run_id,session, (decisions, games, agent_games)
-        self._seat: dict[str, str] = {}  # seat → seat,is_partner,agent,model,prompt,memory,schedule,
-        self._forecaster: dict[str, str] = {}  # seat → predictions' run_id ... schedule,
-        self._subject: dict[str, str] = {}  # seat → predictions' subject,subject_kind,
+        self._session = (run_id, str(session))  # run_id, session
+        self._seat: dict[str, Row] = {}  # seat → seat, is_partner, agent, model, prompt, memory, schedule
+        self._forecaster: dict[str, Row] = {}  # seat → predictions' run_id ... schedule
+        self._subject: dict[str, Row] = {}  # seat → predictions' subject, subject_kind
         for seat in seat_agents:
-            agent, model = _text(seat_agents[seat]), _text(seat_models[seat])
+            agent, model = cell_text(seat_agents[seat]), cell_text(seat_models[seat])
             partner = seat == PARTNER_SEAT
-            seat_cell = csv_cell(seat)
             self._seat[seat] = (
-                f"{seat_cell},{bool_text(partner)},{agent},{model},{csv_cell(prompts.get(seat, prompt))},"
-                f"{memory},{schedule},"
+                seat,
+                _bool(partner),
+                agent,
+                model,
+                prompts.get(seat, prompt),
+                memory,
+                schedule,
             )
-            self._forecaster[seat] = f"{run_id},escape_room,s{session},{model},{agent},{memory},{schedule},"
-            self._subject[seat] = f"{seat_cell},{'scripted_partner' if partner else 'agent'},"
+            self._forecaster[seat] = (run_id, "escape_room", f"s{session}", model, agent, memory, schedule)
+            self._subject[seat] = (seat, "scripted_partner" if partner else "agent")
         team = cell.get("team") or None  # mixed teams: A=llm:m1;B=llm:m1;C=bayes (empty: default)
-        self._heads: dict[tuple[tuple[int, str], ...], dict[str, dict[int, str]]] = {}  # _prediction_lines
-        self._game_cells = (  # games: agent ... partner_slot
-            f"{_text(cell['agent'])},{_text(cell['model'])},{_text(team)},{csv_cell(prompt)},{memory},{schedule},"
-            f"{_text(cell['partner_slot'])},"
+        self._cell = tuple(  # games: agent ... partner_slot
+            map(
+                cell_text,
+                (cell["agent"], cell["model"], team, prompt, memory, schedule, cell["partner_slot"]),
+            )
         )
 
-    def lines(self, rec: GameRecord) -> dict[str, list[str]]:
-        """The game's rows of every table (decisions, games, agent_games, predictions), as CSV lines."""
+    def rows(self, rec: GameRecord) -> dict[str, list[Row]]:
+        """The game's rows of every table (decisions, games, agent_games, predictions)."""
         state = rec.state
-        seats = state.seats
-        game = str(rec.game)
-        head = f"{self._head}{game},"
-        d_correct = "true" if rec.d_correct else "false"
+        game = (*self._session, str(rec.game))  # run_id, session, game
+        d_correct = _bool(rec.d_correct)
         partner = rec.partner_puzzle
-        own = state.own_puzzles
-        if len(own) != len(seats):
-            own = {seat: state.own_puzzle(seat) for seat in seats}
-        seat_cells = self._seat
-        seat_game = {seat: f"{seat_cells[seat]}{d_correct},{partner},{own[seat]}," for seat in seats}
-        escape_round = state.escape_round or 0
-        seat_verifications = dict.fromkeys(seats, 0)
-        # the games row counts the tested seats' (not the partner's) verifications, ... and invalid requests
-        verifications = partner_verifications = protective = volunteers = invalid = 0
-        decisions: list[str] = []
-        forecasts = []  # (decision, its confidence cells) of the decisions that give prediction rows
-        llm_seats = self.llm_seats
+        own = {seat: state.own_puzzle(seat) for seat in state.seats}
+        verifications = dict.fromkeys(state.seats, 0)
+        decisions = []
+        forecasts = []  # the decisions that give prediction rows, with their confidence cells
         for d in rec.decisions:
-            seat = d.seat
-            dec = d.decision
-            a = dec.action
-            kind = None if a is None else a.kind
-            resolved = d.resolved
-            done = resolved.kind
-            verify_partner = False
-            tested = seat != PARTNER_SEAT
-            if done == "verify":
-                verify_partner = resolved.target == partner
-                seat_verifications[seat] += 1
-                if tested:
-                    verifications += 1
-                    partner_verifications += verify_partner
-                    protective += d.round < escape_round
-            elif done == "volunteer":
-                volunteers += tested
-            if not d.valid:
-                invalid += tested
-            conf = dec.confidence
-            cells = _confidence_cells(conf) if conf else _NO_CONFIDENCE
-            requested, reason = d.requested, d.invalid_reason
-            pt, ct = dec.prompt_tokens, dec.completion_tokens
-            target = a.target if kind == "verify" else None  # type: ignore[union-attr]
-            decisions.append(
-                f"{head}{d.round},{seat_game[seat]}{d.coins_before},"
-                f"{requested if requested in _WORDS else csv_cell(requested)},"
-                f"{'' if target is None else target if type(target) is int else _text(target)},"
-                f"{csv_cell(password_text(a.password) or '') if kind == 'volunteer' else ''},"  # type: ignore[union-attr]
-                f"{'true' if d.valid else 'false'},{'' if reason is None else _text(reason)},"
-                f"{done if done in _WORDS else csv_cell(done)},{'true' if verify_partner else 'false'},"
-                f"{cells[1]},{cells[2]},{cells[3]},{cells[4]},"
-                f"{pt if type(pt) is int else _text(pt)},{ct if type(ct) is int else _text(ct)}"
-            )
-            if conf is not None or seat in llm_seats:  # else the policy never states a confidence
-                forecasts.append((d, cells if conf is not None else _NO_CONFIDENCE))
-        deaths = [cause for _, cause, _ in state.deaths]
-        games = (
-            f"{head}{rec.seed if type(rec.seed) is int else _text(rec.seed)},{self._game_cells}{d_correct},"
-            f"{partner if type(partner) is int else _text(partner)},"
-            f"{csv_cell(state.outcome)},{'true' if state.escaped else 'false'},{_text(state.round)},"
-            f"{_text(state.escape_round)},{verifications},{partner_verifications},{protective},{volunteers},"
-            f"{deaths.count('wrong_password')},{deaths.count('no_volunteer')},{_text(';'.join(state.alive))},"
-            f"{invalid}"
-        )
+            confidence = _confidence_cells(d.decision.confidence)
+            decisions.append(self._decision_row(d, game, d_correct, partner, own[d.seat], confidence))
+            verifications[d.seat] += d.resolved.kind == "verify"
+            if d.decision.confidence is not None or d.seat in self.llm_seats:  # else no confidence is stated
+                forecasts.append((d, confidence))
         return {
             "decisions": decisions,
-            "games": [games],
-            "agent_games": self._agent_game_lines(rec, head, d_correct, seat_verifications),
-            "predictions": self._prediction_lines(rec, game, own, forecasts) if forecasts else [],
+            "games": [self._game_row(rec, game, d_correct)],
+            "agent_games": self._agent_game_rows(rec, game, d_correct, verifications),
+            "predictions": self._prediction_rows(rec, forecasts, own),
         }
 
-    def _prediction_lines(
-        self,
-        rec: GameRecord,
-        game: str,
-        own: dict[str, int],
-        forecasts: list[tuple[DecisionRecord, Sequence[str]]],
-    ) -> list[str]:
-        """Stated P(trusted capsule is right) per non-own puzzle, scored against the capsule's truth."""
+    def _decision_row(
+        self, d: DecisionRecord, game: Row, d_correct: str, partner: int, own: int, confidence: Row
+    ) -> Row:
+        requested = d.decision.action
+        resolved = d.resolved
+        target = requested.target if requested is not None and requested.kind == "verify" else None
+        password = requested.password if requested is not None and requested.kind == "volunteer" else None
+        return (
+            *game,
+            str(d.round),
+            *self._seat[d.seat],
+            d_correct,
+            str(partner),
+            str(own),
+            str(d.coins_before),
+            d.requested,
+            cell_text(target),
+            password_text(password) or "",
+            _bool(d.valid),
+            cell_text(d.invalid_reason),
+            resolved.kind,
+            _bool(resolved.kind == "verify" and resolved.target == partner),
+            *confidence,
+            cell_text(d.decision.prompt_tokens),
+            cell_text(d.decision.completion_tokens),
+        )
+
+    def _game_row(self, rec: GameRecord, game: Row, d_correct: str) -> Row:
+        """The games row; its counts are of the tested seats (not the partner's), except partner deaths."""
         state = rec.state
-        owners = state.owners
-        views = rec.views
-        labels_by_round: dict[int, dict[int, set[str]]] = {}  # capsule labels per puzzle, per round's table
-        defaults: dict[tuple[int, int], str] = {}  # (round, puzzle) → the capsule trusted by default
-        # puzzle → capsule label → outcome,p_exact,source,item (a capsule's value never changes within a game)
-        tails: dict[int, dict[str, str]] = {k: {} for k in PUZZLES}
-        key = tuple(owners.items())
-        heads = self._heads.get(key)  # seat → puzzle → run_id ... subject_kind, (for these puzzle owners)
-        if heads is None:
-            heads = self._heads[key] = {}
-        items = _ITEM_CELLS
-        lines = []
-        for d, ps in forecasts:
-            seat, rnd = d.seat, d.round
-            pre = heads.get(seat)
-            if pre is None:
-                forecaster = self._forecaster[seat]
-                pre = heads[seat] = {
-                    k: forecaster + (self._subject.get(owner) or self._subject_cells(owner))
-                    for k, owner in owners.items()
-                }
-            trusted = d.decision.trusted or {}
-            labels = labels_by_round.get(rnd)
-            if labels is None:
-                labels = labels_by_round[rnd] = {k: {c.label for c in caps} for k, caps in views[rnd].items()}
-            when = f"{game},{rnd},"
-            seat_own = own[seat]
-            for k in PUZZLES:
-                if k == seat_own:
-                    continue
-                label = trusted.get(k)
-                if label is None or label not in labels[k]:
-                    label = defaults.get((rnd, k))
-                    if label is None:
-                        label = defaults[(rnd, k)] = default_trusted(views[rnd][k], owners[k])
-                tail = tails[k].get(label)
-                if tail is None:
-                    item = items.get((k, label))
-                    if item is None:
-                        if len(items) >= _CACHE_SIZE:
-                            items.clear()
-                        item = items[(k, label)] = csv_cell(f"Q{k}:{label}")
-                    tail = tails[k][label] = f"{'1' if _right(state, k, label) else '0'},,native,{item}"
-                lines.append(f"{pre[k]}{when}{ps[k]},{tail}")
-        return lines
+        tested = [d for d in rec.decisions if d.seat != PARTNER_SEAT]
+        verifies = [d for d in tested if d.resolved.kind == "verify"]
+        escape_round = state.escape_round or 0
+        causes = [cause for _, cause, _ in state.deaths]
+        return (
+            *game,
+            str(rec.seed),
+            *self._cell,
+            d_correct,
+            str(rec.partner_puzzle),
+            state.outcome,
+            _bool(state.escaped),
+            str(state.round),
+            cell_text(state.escape_round),
+            str(len(verifies)),
+            str(sum(d.resolved.target == rec.partner_puzzle for d in verifies)),
+            str(sum(d.round < escape_round for d in verifies)),  # protective: before the escape
+            str(sum(d.resolved.kind == "volunteer" for d in tested)),
+            str(causes.count("wrong_password")),
+            str(causes.count("no_volunteer")),
+            ";".join(state.alive),
+            str(sum(not d.valid for d in tested)),
+        )
 
-    def _subject_cells(self, seat: str) -> str:
-        return f"{csv_cell(seat)},{'scripted_partner' if seat == PARTNER_SEAT else 'agent'},"
-
-    def _agent_game_lines(
-        self, rec: GameRecord, head: str, d_correct: str, verifications: dict[str, int]
-    ) -> list[str]:
+    def _agent_game_rows(
+        self, rec: GameRecord, game: Row, d_correct: str, verifications: dict[str, int]
+    ) -> list[Row]:
         state = rec.state
         deaths = {seat: (cause, rnd) for seat, cause, rnd in state.deaths}
-        alive, rounds_alive, coins = state.alive, rec.rounds_alive, state.coins
-        lines = []
+        rows = []
         for seat in state.seats:
             cause, rnd = deaths.get(seat, (None, None))
-            n, c, score = rounds_alive.get(seat, 0), coins[seat], state.score(seat)
-            lines.append(
-                f"{head}{self._seat[seat]}{d_correct},{'true' if seat in alive else 'false'},"
-                f"{'' if cause is None else _text(cause)},{'' if rnd is None else _text(rnd)},"
-                f"{n if type(n) is int else _text(n)},{c if type(c) is int else _text(c)},"
-                f"{score if type(score) is int else _text(score)},{verifications[seat]}"
+            rows.append(
+                (
+                    *game,
+                    *self._seat[seat],
+                    d_correct,
+                    _bool(seat in state.alive),
+                    cell_text(cause),
+                    cell_text(rnd),
+                    str(rec.rounds_alive.get(seat, 0)),
+                    str(state.coins[seat]),
+                    str(state.score(seat)),
+                    str(verifications[seat]),
+                )
             )
-        return lines
+        return rows
 
-    # The same rows as mappings (column → cell text), read back from the lines.
+    def _prediction_rows(
+        self, rec: GameRecord, forecasts: list[tuple[DecisionRecord, Row]], own: dict[str, int]
+    ) -> list[Row]:
+        """Stated P(trusted capsule is right) per non-own puzzle, scored against the capsule's truth: the capsule
+        the seat names (``trusted``) if the round's table holds it, else the one it would trust by default."""
+        state = rec.state
+        owners = state.owners
+        right = _capsule_truth(state)
+        game = str(rec.game)
+        defaults: dict[int, dict[int, str]] = {}  # round → puzzle → the capsule trusted by default
+        rows = []
+        for d, confidence in forecasts:
+            views = rec.views[d.round]
+            if d.round not in defaults:
+                defaults[d.round] = {k: default_trusted(caps, owners[k]) for k, caps in views.items()}
+            trusted = d.decision.trusted or {}
+            for k in PUZZLES:
+                if k == own[d.seat]:
+                    continue
+                label = trusted.get(k)
+                if label is None or not _holds(views, k, label):
+                    label = defaults[d.round][k]
+                rows.append(
+                    (
+                        *self._forecaster[d.seat],
+                        *self._subject[owners[k]],
+                        game,
+                        str(d.round),
+                        confidence[k - 1],
+                        "1" if right.get((k, label)) else "0",
+                        "",
+                        "native",
+                        f"Q{k}:{label}",
+                    )
+                )
+        return rows
+
+    # The same rows as mappings (column → cell text).
     def decision_rows(self, rec: GameRecord) -> list[dict[str, str]]:
-        return _rows(DECISION_COLUMNS, self.lines(rec)["decisions"])
+        return [dict(zip(DECISION_COLUMNS, row, strict=True)) for row in self.rows(rec)["decisions"]]
 
     def game_row(self, rec: GameRecord) -> dict[str, str]:
-        return _rows(GAME_COLUMNS, self.lines(rec)["games"])[0]
+        return dict(zip(GAME_COLUMNS, self.rows(rec)["games"][0], strict=True))
 
     def agent_game_rows(self, rec: GameRecord) -> list[dict[str, str]]:
-        return _rows(AGENT_GAME_COLUMNS, self.lines(rec)["agent_games"])
+        return [dict(zip(AGENT_GAME_COLUMNS, row, strict=True)) for row in self.rows(rec)["agent_games"]]
 
     def prediction_rows(self, rec: GameRecord) -> list[dict[str, str]]:
-        return _rows(PREDICTION_COLUMNS, self.lines(rec)["predictions"])
+        return [dict(zip(PREDICTION_COLUMNS, row, strict=True)) for row in self.rows(rec)["predictions"]]
 
 
-def _right(state: GameState, puzzle: int, label: str) -> bool:
-    capsule = state.find_capsule(puzzle, label)
-    return capsule is not None and capsule.value == state.puzzles[puzzle].answer
+def _confidence_cells(confidence: dict[int, Any] | None) -> Row:
+    """conf_Q1 ... conf_Q4: a stated confidence per puzzle (empty where none is stated)."""
+    stated = confidence or {}
+    return tuple(cell_text(stated.get(k)) for k in PUZZLES)
+
+
+def _capsule_truth(state: GameState) -> dict[tuple[int, str], bool]:
+    """(puzzle, capsule label) → whether the capsule holds the puzzle's answer."""
+    return {
+        (k, c.label): c.value == state.puzzles[k].answer for k, caps in state.capsules.items() for c in caps
+    }
+
+
+def _holds(views: CapsuleTable, puzzle: int, label: str) -> bool:
+    """Whether the capsule table lists ``label`` for ``puzzle``."""
+    return any(c.label == label for c in views[puzzle])

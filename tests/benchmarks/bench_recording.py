@@ -6,8 +6,8 @@ Method: one scripted ``bayes`` job of ``runs`` 11-game mid2strike sessions is pl
 games (GameRecord + the session's TableBuilder) and its events (the fields of each ``RunRecorder.event`` call)
 are captured. They are then replayed, game by game, into fresh writers in a temporary folder:
 
-- tables: ``TableBuilder.lines`` (build the four tables' rows), ``TableWriter.write_lines`` (checked), and the
-  flush of the four files before the next game (one write each);
+- tables: ``TableBuilder.rows`` (build the four tables' rows), ``TableWriter.write_tuples`` (each row's CSV line),
+  and the flush of the four files before the next game (one write each);
 - events: the game's events into a ``RunRecorder`` (one JSON line each), with its flush at the next
   ``game_start``.
 
@@ -34,7 +34,7 @@ os.environ.setdefault("CI", "true")  # no progress bar
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from games.escape_room.job import TABLES  # noqa: E402
-from games.escape_room.tables import TableBuilder  # noqa: E402
+from games.escape_room.tables import Row, TableBuilder  # noqa: E402
 from tests.benchmarks.bench_escape_room import job_seconds  # noqa: E402
 from trustsim.rundir.writer import RunRecorder, TableWriter  # noqa: E402
 
@@ -58,11 +58,11 @@ def capture(runs: int) -> tuple[list[tuple[TableBuilder, Any]], list[list[tuple[
     """Play a bayes job; return its games (builder, record) and its events (type, fields) grouped per game."""
     games: list[tuple[TableBuilder, Any]] = []
     events: list[list[tuple[str, dict[str, Any]]]] = [[]]
-    lines, event = TableBuilder.lines, RunRecorder.event
+    rows, event = TableBuilder.rows, RunRecorder.event
 
-    def grab_lines(self: TableBuilder, rec: Any) -> dict[str, list[str]]:
+    def grab_rows(self: TableBuilder, rec: Any) -> dict[str, list[Row]]:
         games.append((self, rec))
-        return lines(self, rec)
+        return rows(self, rec)
 
     def grab_event(self: RunRecorder, type: str, **fields: Any) -> None:
         if type == "game_start":
@@ -70,11 +70,11 @@ def capture(runs: int) -> tuple[list[tuple[TableBuilder, Any]], list[list[tuple[
         events[-1].append((type, fields))
         event(self, type, **fields)
 
-    TableBuilder.lines, RunRecorder.event = grab_lines, grab_event  # type: ignore[method-assign]
+    TableBuilder.rows, RunRecorder.event = grab_rows, grab_event  # type: ignore[method-assign]
     try:
         job_seconds(runs)
     finally:
-        TableBuilder.lines, RunRecorder.event = lines, event  # type: ignore[method-assign]
+        TableBuilder.rows, RunRecorder.event = rows, event  # type: ignore[method-assign]
     return games, [g for g in events if g and g[0][0] == "game_start"]
 
 
@@ -85,20 +85,20 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     games, events = capture(args.runs)
-    built = [builder.lines(rec) for builder, rec in games]
+    built = [builder.rows(rec) for builder, rec in games]
     with tempfile.TemporaryDirectory() as tmp:
-        build = per_game_us(lambda game: game[0].lines(game[1]), games, args.repeat)
+        build = per_game_us(lambda game: game[0].rows(game[1]), games, args.repeat)
         writers = {name: TableWriter(Path(tmp) / f"{name}.csv", columns) for name, columns in TABLES.items()}
 
-        def write(rows: dict[str, list[str]]) -> None:
-            for name, lines in rows.items():
-                writers[name].write_lines(lines)
+        def write(tables: dict[str, list[Row]]) -> None:
+            for name, rows in tables.items():
+                writers[name].write_tuples(rows)
             for writer in writers.values():
                 writer._pending.clear()  # nothing reaches the file: the write alone
 
-        def write_flush(rows: dict[str, list[str]]) -> None:
-            for name, lines in rows.items():
-                writers[name].write_lines(lines)
+        def write_flush(tables: dict[str, list[Row]]) -> None:
+            for name, rows in tables.items():
+                writers[name].write_tuples(rows)
             for writer in writers.values():
                 writer.flush()
 
@@ -117,7 +117,7 @@ def main() -> None:
     n_events = sum(map(len, events)) / len(events)
     print(f"{len(games)} games, {n_events:.1f} events per game")
     print(
-        f"tables: {build + flushed:6.1f} us/game = build (TableBuilder.lines) {build:.1f} + write_lines "
+        f"tables: {build + flushed:6.1f} us/game = build (TableBuilder.rows) {build:.1f} + write_tuples "
         f"{written:.1f} + flush of the 4 files {flushed - written:.1f}"
     )
     print(f"events: {appended:6.1f} us/game (RunRecorder.event calls and the flush of events.jsonl)")

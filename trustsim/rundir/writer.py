@@ -13,10 +13,8 @@ import csv
 import io
 import json
 import os
-import re
 import time
-from collections.abc import Iterable, Mapping
-from itertools import repeat
+from collections.abc import Iterable, Mapping, Sequence
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -56,16 +54,8 @@ def cell_text(value: Any) -> str:
     return str(value)
 
 
-def csv_cell(text: str) -> str:
-    """One cell of a CSV line as the ``csv`` module writes it (minimal quoting): ``text`` itself, or, when it
-    holds a comma, a quote or a line break, what the ``csv`` module makes of it (quoted). For rows built as lines
-    (:meth:`TableWriter.write_lines`)."""
-    if "," not in text and '"' not in text and "\n" not in text and "\r" not in text:
-        return text
-    return _quoted_cells([text, ""])[:-1]  # the csv module's own quoting (a second cell: never a lone cell)
-
-
-def _quoted_cells(cells: list[str]) -> str:
+def csv_line(cells: Sequence[str]) -> str:
+    """One row as the ``csv`` module writes it (minimal quoting), without its line end."""
     out = io.StringIO()
     csv.writer(out, lineterminator="\n").writerow(cells)
     return out.getvalue()[:-1]
@@ -74,26 +64,6 @@ def _quoted_cells(cells: list[str]) -> str:
 def bool_text(value: bool) -> str:
     """``true``/``false``: the cell text of a boolean (for rows built as text)."""
     return "true" if value else "false"
-
-
-def _cells(row: Mapping[str, Any], columns: list[str]) -> list[str]:
-    out = []
-    append = out.append
-    get = row.get
-    for column in columns:
-        value = get(column)
-        kind = type(value)
-        if kind is str:
-            append(value)
-        elif value is None:
-            append("")
-        elif kind is bool:
-            append("true" if value else "false")
-        elif kind is float:
-            append(repr(round(value, 10)))
-        else:
-            append(str(value))
-    return out
 
 
 def json_default(obj: Any) -> Any:
@@ -110,85 +80,58 @@ _EVENT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, defaul
 
 
 class TableWriter:
-    """Streams rows of one CSV table; the column order is fixed at creation.
+    """Streams rows of one CSV table, written as the ``csv`` module writes them (minimal quoting, ``\\n`` line
+    ends); the column order is fixed at creation.
 
-    Rows are mappings (column → value; a missing column is an empty cell): :meth:`write_rows`. Cells are
-    formatted by :func:`format_cell` and quoted as the ``csv`` module does (minimal quoting). A row whose values
-    are all already text (see :func:`cell_text`) takes a fast path. Rows already built as CSV lines take
-    :meth:`write_lines`, which checks every line. Lines are buffered until :meth:`flush` (the run recorder
-    flushes before every unit of play) or :meth:`close`; a flush is one write call.
+    Rows are mappings (column → value; a missing column is an empty cell), :meth:`write_rows`, or tuples of
+    values in column order, :meth:`write_tuples`. Values are written as :func:`cell_text` gives them. Lines are
+    buffered until :meth:`flush` (the run recorder flushes before every unit of play) or :meth:`close`; a flush
+    is one write call.
     """
 
     def __init__(self, path: Path, columns: Iterable[str]) -> None:
         self.path = path
         self.columns = list(columns)
         self._fh = _open_for_writing(path)
-        n = len(self.columns)
-        self._get = itemgetter(*self.columns) if n > 1 else None
-        self._commas = n - 1
-        self._pending: list[str] = [self._quoted([str(c) for c in self.columns])]
+        self._commas = len(self.columns) - 1
+        self._values = itemgetter(*self.columns) if len(self.columns) > 1 else None
+        self._pending: list[str] = [csv_line(self.columns)]
         self.rows = 0
 
-    _quoted = staticmethod(_quoted_cells)
-
-    def _plain(self, line: str) -> bool:
-        """True when ``line`` (cells joined by commas) needs no quoting: no cell holds a comma, a quote or a
-        line break (and the table has more than one column: a lone empty cell is quoted)."""
-        return line.count(",") == self._commas and '"' not in line and "\n" not in line and "\r" not in line
-
-    def _line(self, row: Mapping[str, Any]) -> str:
-        if self._get is not None:
-            try:
-                line = ",".join(self._get(row))  # fast path: every column present, every value already text
-            except (KeyError, TypeError):
-                pass
-            else:
-                if self._plain(line):
-                    return line
-        cells = _cells(row, self.columns)
-        line = ",".join(cells)
-        return line if self._commas and self._plain(line) else self._quoted(cells)
-
     def write_rows(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        self.write_tuples(map(self._tuple, rows))
+
+    def _tuple(self, row: Mapping[str, Any]) -> Sequence[Any]:
+        if self._values is not None:
+            try:
+                return self._values(row)
+            except KeyError:  # a missing column: an empty cell
+                pass
+        return [row.get(column) for column in self.columns]
+
+    def write_tuples(self, rows: Iterable[Sequence[Any]]) -> None:
         lines = [self._line(row) for row in rows]
         if lines:
             self._pending.append("\n".join(lines))
             self.rows += len(lines)
 
-    def write_lines(self, lines: list[str]) -> None:
-        """Write rows already built as CSV lines: one cell per column, joined by commas, each cell as
-        :func:`csv_cell` gives it (quoted where the ``csv`` module quotes), no line terminator.
-
-        Checked, so that a table never holds a line :meth:`write_rows` would not write: lines without quotes
-        or line breaks pass when each has one comma per column boundary; any other line must split into as
-        many cells as there are columns and re-quote to itself. Otherwise ``ValueError``, and nothing of
-        ``lines`` is written.
-        """
-        if not lines:
-            return
-        flat = "".join(lines)
-        commas = self._commas
-        if not (
-            commas
-            and '"' not in flat
-            and "\n" not in flat
-            and "\r" not in flat
-            and set(map(str.count, lines, repeat(","))) == {commas}
+    def _line(self, values: Sequence[Any]) -> str:
+        """The row's cells joined by commas when none needs quoting (none holds a comma, a quote or a line
+        break; a lone empty cell is quoted), else the ``csv`` module's line."""
+        try:
+            line = ",".join(values)
+        except TypeError:  # not every value is text yet
+            values = [cell_text(v) for v in values]
+            line = ",".join(values)
+        if (
+            self._commas
+            and line.count(",") == self._commas
+            and '"' not in line
+            and "\n" not in line
+            and "\r" not in line
         ):
-            for line in lines:
-                self._check_line(line)
-        self._pending.extend(lines)
-        self.rows += len(lines)
-
-    def _check_line(self, line: str) -> None:
-        if self._commas and self._plain(line):
-            return
-        cells = _split_line(line)
-        if cells is None or len(cells) != len(self.columns) or self._quoted(cells) != line:
-            raise ValueError(
-                f"{self.path.name}: not a CSV line of {len(self.columns)} cells as the csv module writes it "
-                f"(build cells with csv_cell): {line[:200]!r}"
-            )
+            return line
+        return csv_line(values)
 
     def flush(self) -> None:
         """Write buffered lines out to the operating system (one write call)."""
@@ -200,27 +143,6 @@ class TableWriter:
         if not self._fh.closed:
             self.flush()
             self._fh.close()
-
-
-_CELL = re.compile(r'"(?:[^"]|"")*"|[^,"]*')
-"""One cell of a CSV line: quoted (quotes doubled inside), or anything up to the next comma or quote."""
-
-
-def _split_line(line: str) -> list[str] | None:
-    """The cells of a CSV line (None if it is not one): quoted cells unquoted, unquoted ones as they stand
-    (a line break in them included: whether the ``csv`` module would have quoted it is the caller's check)."""
-    cells = []
-    pos, end = 0, len(line)
-    while True:
-        match = _CELL.match(line, pos)
-        text = match.group()  # type: ignore[union-attr]  # the pattern matches the empty string
-        cells.append(text[1:-1].replace('""', '"') if text[:1] == '"' else text)
-        pos = match.end()  # type: ignore[union-attr]
-        if pos == end:
-            return cells
-        if line[pos] != ",":
-            return None
-        pos += 1
 
 
 def _open_for_writing(path: Path) -> io.FileIO:

@@ -1,6 +1,5 @@
-"""The recording fast paths of issue 16: rows written as pre-built CSV lines (``TableWriter.write_lines``, the
-escape room's ``TableBuilder.lines``) are what the ``csv`` module writes, a line that needs quoting is quoted
-(and one that is not a proper CSV line is refused), and the event log is redacted and flushed per block."""
+"""The run recorder's writers: table rows (mappings or tuples) are written as the ``csv`` module writes them,
+the escape room's rows quote the cells that need it, and the event log is redacted and flushed per block."""
 
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ from hypothesis import strategies as st
 from tests.rundir.strategies import cells
 from trustsim.rundir import RunRecorder, TableWriter, format_cell
 from trustsim.rundir import writer as writer_module
-from trustsim.rundir.writer import cell_text, csv_cell
 
 
 def csv_text(columns: list[str], rows: list[list[object]]) -> str:
@@ -28,71 +26,40 @@ def csv_text(columns: list[str], rows: list[list[object]]) -> str:
 
 @settings(max_examples=200, deadline=None)
 @given(rows=st.lists(st.lists(cells, min_size=3, max_size=3), max_size=6), width=st.integers(1, 3))
-def test_lines_built_with_csv_cell_are_written_as_the_csv_module_writes_them(
+def test_tuples_are_written_as_the_csv_module_writes_them(
     rows: list[list[object]], width: int, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     columns = ["a", "b", "c"][:width]
     rows = [r[:width] for r in rows]
-    if width == 1:  # a lone empty cell is quoted by the csv module: csv_cell is for lines of several cells
-        rows = [r for r in rows if cell_text(r[0]) != ""]
-    path = tmp_path_factory.mktemp("lines") / "t.csv"
+    path = tmp_path_factory.mktemp("tuples") / "t.csv"
     out = TableWriter(path, columns)
-    out.write_lines([",".join(csv_cell(cell_text(v)) for v in r) for r in rows])
+    out.write_tuples([tuple(r) for r in rows])
     out.close()
     assert path.read_bytes().decode("utf-8") == csv_text(columns, rows)
     assert out.rows == len(rows)
 
 
-def test_csv_cell_quotes_exactly_the_cells_that_need_it() -> None:
-    assert [csv_cell(t) for t in ("", "plain", "Q1=Q1-A;Q2=Q2-B", " sp ")] == [
-        "",
-        "plain",
-        "Q1=Q1-A;Q2=Q2-B",
-        " sp ",
-    ]
-    assert csv_cell("a,b") == '"a,b"'
-    assert csv_cell('say "hi"') == '"say ""hi"""'
-    assert csv_cell("two\nlines") == '"two\nlines"'
-    for text in ("cr\r", "a\rb"):  # a carriage return: as the csv module writes it (3.11: unquoted)
-        assert f"{csv_cell(text)},x" == csv_text([text, "x"], []).rstrip("\n")
-
-
-@pytest.mark.parametrize(
-    "bad",
-    [
-        "1,2",  # a cell short
-        "1,2,3,4",  # a cell too many (an unquoted comma in a cell)
-        '1,"2,3',  # an unterminated quote
-        '1,2"x,3',  # a quote inside an unquoted cell
-        '1,"2",3',  # quoted where the csv module would not quote
-        "1,2\n,3",  # a raw line break (a carriage return is left raw by the csv module of Python 3.11)
-    ],
-)
-def test_write_lines_refuses_a_line_the_csv_module_would_not_write(bad: str, tmp_path: Path) -> None:
-    out = TableWriter(tmp_path / "t.csv", ["a", "b", "c"])
-    with pytest.raises(ValueError, match="not a CSV line of 3 cells"):
-        out.write_lines(["4,5,6", bad])
-    assert out.rows == 0  # nothing of a refused batch is written
-    out.write_lines(['1,"x,y",3', '"say ""hi""",,'])  # quoted cells pass the check
+def test_cells_that_need_it_are_quoted(tmp_path: Path) -> None:
+    out = TableWriter(tmp_path / "t.csv", ["a", "b"])
+    out.write_tuples([("a,b", 'say "hi"'), ("two\nlines", "cr\r"), ("plain", " sp "), ("", None)])
+    out.write_rows([{"a": 1.0, "b": True}, {"b": -0.0}])
     out.close()
-    assert (tmp_path / "t.csv").read_text() == 'a,b,c\n1,"x,y",3\n"say ""hi""",,\n'
+    text = 'a,b\n"a,b","say ""hi"""\n"two\nlines",cr\r\nplain, sp \n,\n1.0,true\n,-0.0\n'
+    assert (tmp_path / "t.csv").read_bytes().decode("utf-8") == text
 
 
-def test_write_lines_of_a_one_column_table(tmp_path: Path) -> None:
+def test_a_one_column_table_quotes_a_lone_empty_cell(tmp_path: Path) -> None:
     out = TableWriter(tmp_path / "t.csv", ["a"])
-    with pytest.raises(ValueError):
-        out.write_lines([""])  # the csv module writes a lone empty cell as ""
-    with pytest.raises(ValueError):
-        out.write_lines(["x,y"])
-    out.write_lines(['""', "x", '"x,y"'])
+    out.write_tuples([("",), ("x",), ("x,y",)])
+    out.write_rows([{}, {"a": None}])
     out.close()
-    assert (tmp_path / "t.csv").read_text() == 'a\n""\nx\n"x,y"\n'
+    assert (tmp_path / "t.csv").read_text() == 'a\n""\nx\n"x,y"\n""\n""\n'
 
 
-def test_escape_room_lines_quote_cells_that_need_it(tmp_path: Path) -> None:
+def test_escape_room_rows_quote_cells_that_need_it(tmp_path: Path) -> None:
     """Run-wide cells and free-text cells (a password whose capsule names hold a comma, an agent with a quote)
-    are quoted; confidences keep their type's text (1 vs 1.0, -0.0 vs 0.0) through the builder's cache; the
-    lines pass the writer's check and read back to the right cells."""
+    are quoted; confidences keep their type's text (1 vs 1.0, -0.0 vs 0.0); the rows read back to the right
+    cells."""
     import asyncio
     import dataclasses
 
@@ -128,14 +95,16 @@ def test_escape_room_lines_quote_cells_that_need_it(tmp_path: Path) -> None:
     }
     models = {s: "m,1" for s in "ABCD"}
     t = TableBuilder(cell, 0, models, {s: 'my "agent"' for s in "ABCD"}, {"A"}, {"A": 'st"yle', "B": None})
-    lines = t.lines(rec)
+    tables = t.rows(rec)
     for name, columns in TABLES.items():
+        assert all(len(row) == len(columns) for row in tables[name])
         out = TableWriter(tmp_path / f"{name}.csv", columns)
-        out.write_lines(lines[name])  # every line passes the check
+        out.write_tuples(tables[name])
         out.close()
         with (tmp_path / f"{name}.csv").open(encoding="utf-8", newline="") as fh:
             rows = list(csv.DictReader(fh))
-        assert len(rows) == len(lines[name]) > 0
+        assert len(rows) == len(tables[name]) > 0
+        assert [tuple(r.values()) for r in rows] == tables[name]
         assert {r["run_id"] for r in rows} == {"r,1"}
         if name != "predictions":
             assert {r["model"] for r in rows} == {"m,1"}
@@ -178,7 +147,7 @@ def test_a_flush_is_one_write_per_file_and_events_are_redacted_per_block(
     for i in range(3):
         rec.event("decision", raw=f"my key is {secret}, {other}{other}", i=i)
         rec.event("verification", raw=secret[:-1], i=i)  # a prefix is not the secret
-        table.write_lines([f"{i},x"])
+        table.write_tuples([(str(i), "x")])
     assert writes == [] or set(writes) == {"t.csv"}  # the header may be written with the first flush
     writes.clear()
     rec.event("game_start", session=0, game=2)  # the previous game is written out: one write per file
@@ -214,7 +183,7 @@ def test_events_are_written_out_at_least_once_a_second(
     table = rec.table("t", ["a", "b"])
     events = tmp_path / "events.jsonl"
     rec.event("decision", i=0)
-    table.write_lines(["0,x"])
+    table.write_tuples([("0", "x")])
     now[0] += 0.5
     rec.event("decision", i=1)
     assert events.read_text() == ""  # half a second: still buffered
