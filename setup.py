@@ -1,4 +1,4 @@
-"""Packages of the wheel: trustsim, games, agents, analysis and the Hydra configs (``conf/`` ships as
+"""Packages of the wheel: trustsim, games, agents, analysis, trustsim's Hydra sweeper plugin and the Hydra configs (``conf/`` ships as
 ``trustsim/conf``, so the installed ``trustsim`` command works from any directory). Everything else is in
 pyproject.toml."""
 
@@ -12,7 +12,11 @@ conf_packages = ["trustsim.conf"] + [
 ]
 
 setup(
-    packages=find_packages(include=["trustsim*", "agents*", "games*", "analysis*"]) + conf_packages,
+    packages=[
+        *find_packages(include=["trustsim*", "agents*", "games*", "analysis*"]),
+        "hydra_plugins.trustsim_sweeper",  # a Hydra plugin: hydra_plugins is a namespace package
+        *conf_packages,
+    ],
     package_dir={"trustsim.conf": str(CONF)},
     package_data={name: ["*.yaml"] for name in conf_packages},
 )

@@ -26,6 +26,7 @@ SUBCOMMAND_MODULES = (
     "analysis.view.cli",
     "analysis.card.cli",
     "analysis.yardstick.cli",
+    "analysis.plan.cli",
 )
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+
+from analysis.stats import MIN_CLUSTERS
 from analysis.trust.figures import FigureResult
 from analysis.trust.next_steps import gap_lines, weak_lines
 from analysis.trust.pipeline import TrustAnalysis
@@ -78,6 +81,7 @@ def render_report(result: TrustAnalysis, tables_md: dict[str, str], figs: list[F
         lines += ["## Data warnings", ""]
         lines += [f"- {w}" for w in result.warnings]
         lines.append("")
+    lines += _sessions_hint(result)
     lines += ["## Anchors", ""]
     if result.anchors:
         for (model, agent, slot), a in sorted(result.anchors.items()):
@@ -125,3 +129,28 @@ def render_report(result: TrustAnalysis, tables_md: dict[str, str], figs: list[F
         "",
     ]
     return "\n".join(lines)
+
+
+def _sessions_hint(result: TrustAnalysis) -> list[str]:
+    """Cells without intervals: the sessions that would give one, and the command that plans for a width."""
+    few = [c for c in result.cells if c.n_games_dcorrect and c.n_clusters < MIN_CLUSTERS]
+    if not few:
+        return []
+    lines = ["## How many sessions", ""]
+    for c in few:
+        sessions = c.n_runs
+        lines.append(
+            f"- {c.label}: {sessions} session{'s' if sessions != 1 else ''}, {c.n_clusters} {c.cluster_unit} "
+            f"cluster(s); an interval needs {MIN_CLUSTERS}: run it with `runs={MIN_CLUSTERS}` (or more)"
+        )
+    paths = sorted({str(p) for p in result.data.runs["path"]}) if not result.data.runs.empty else []
+    where = " ".join(paths) if len(paths) <= 3 else os.path.commonpath(paths)
+    lines += [
+        "",
+        "To choose the sessions for the interval you want (half-width W), plan them from a pilot of >= 2 "
+        f"sessions per cell: `python -m analysis plan {where} --measure volume --width 0.25`, or with the "
+        "reference study's logs as the pilot: `python -m analysis plan --reference --measure volume --width "
+        "0.25` (docs/analysis.md, *Planning a study*).",
+        "",
+    ]
+    return lines

@@ -1,0 +1,41 @@
+"""The measures a study can be planned for, and where their cells come from."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from analysis.plan.cells import PlanCell
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """A plannable measure: its family's module (with ``load_cells(paths, measure, **options)``) and label."""
+
+    name: str
+    module: str
+    label: str
+
+
+MEASURES: dict[str, MeasureSpec] = {
+    m.name: m
+    for m in (
+        MeasureSpec("volume", "analysis.plan.escape", "verifications per D-correct game (escape room)"),
+        MeasureSpec(
+            "partner_share", "analysis.plan.escape", "share of verifications at the partner's puzzle"
+        ),
+        MeasureSpec("delta_trust", "analysis.plan.escape", "Δtrust: volume − the memoryless anchor's"),
+        MeasureSpec("delta_target", "analysis.plan.escape", "Δtarget: partner share − the anchor's"),
+    )
+}
+
+
+def load_cells(
+    measure: str, paths: Iterable[str | os.PathLike[str]], **options: object
+) -> tuple[list[PlanCell], list[str]]:
+    """The cells of ``measure`` in ``paths`` and the data's warnings."""
+    spec = MEASURES[measure]
+    module = importlib.import_module(spec.module)
+    return module.load_cells(list(paths), measure, **options)  # type: ignore[no-any-return]
