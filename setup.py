@@ -14,7 +14,8 @@ conf_packages = ["trustsim.conf"] + [
 setup(
     packages=[
         *find_packages(include=["trustsim*", "agents*", "games*", "analysis*"]),
-        "hydra_plugins.trustsim_sweeper",  # a Hydra plugin: hydra_plugins is a namespace package
+        "hydra_plugins",  # a namespace package (no __init__.py): listed so that editable installs extend it
+        "hydra_plugins.trustsim_sweeper",  # trustsim's Hydra sweeper plugin
         *conf_packages,
     ],
     package_dir={"trustsim.conf": str(CONF)},

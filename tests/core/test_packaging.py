@@ -30,6 +30,7 @@ def test_wheel_runs_a_preset_from_a_temporary_directory(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"trustsim/conf/config.yaml", "trustsim/conf/game/escape_room.yaml"} <= names
     assert "analysis/data/escape-room-v2.tar.gz" in names
+    assert {"hydra_plugins/trustsim_sweeper/sweeper.py", "trustsim/conf/hydra/sweeper/trustsim.yaml"} <= names
     target = tmp_path / "site"
     installed = subprocess.run(
         [*pip, "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
@@ -62,3 +63,20 @@ def test_wheel_runs_a_preset_from_a_temporary_directory(tmp_path):
     (manifest,) = (work / "outputs" / "runs").rglob("manifest.json")
     data = json.loads(manifest.read_text())
     assert data["status"] == "complete" and data["counts"]["games"] == 11
+    # trustsim's sweeper (a Hydra plugin in the hydra_plugins namespace) is found outside the checkout too
+    sweep = subprocess.run(
+        [
+            str(target / "bin" / "trustsim"),
+            "-m",
+            "+experiment=mid2strike",
+            "agent=bayes",
+            "hydra.sweep.dir=sweep",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert sweep.returncode == 0, sweep.stderr[-2000:]
+    assert (work / "sweep" / "jobs.csv").is_file()

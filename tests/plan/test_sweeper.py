@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from hydra.errors import HydraException
 
-from hydra_plugins.trustsim_sweeper.plan_file import PlanFileError, read_plan
-from hydra_plugins.trustsim_sweeper.sweeper import plan_jobs
+from hydra_plugins.trustsim_sweeper import plan_file, sweeper
+
+# Hydra's plugin scan re-executes plugin modules (loader.load_module): names are looked up at call time.
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,7 +30,7 @@ def write_plan(path: Path, rows: list[dict[str, str]]) -> Path:
 
 def test_read_plan_merges_jobs_skips_rows_without_a_number_and_keeps_quoted_overrides(tmp_path):
     quoted = shlex.join(["+experiment=1strike", "model.params={reasoning_effort: none}"])
-    plan = read_plan(
+    plan = plan_file.read_plan(
         write_plan(
             tmp_path / "plan.csv",
             [
@@ -62,26 +63,26 @@ def test_read_plan_merges_jobs_skips_rows_without_a_number_and_keeps_quoted_over
     ],
 )
 def test_read_plan_names_the_bad_value(tmp_path, rows, message):
-    with pytest.raises(PlanFileError, match=r"plan\.csv") as err:
-        read_plan(write_plan(tmp_path / "plan.csv", rows))
+    with pytest.raises(plan_file.PlanFileError, match=r"plan\.csv") as err:
+        plan_file.read_plan(write_plan(tmp_path / "plan.csv", rows))
     assert message in str(err.value)
-    with pytest.raises(PlanFileError, match="cannot read"):
-        read_plan(tmp_path / "missing.csv")
+    with pytest.raises(plan_file.PlanFileError, match="cannot read"):
+        plan_file.read_plan(tmp_path / "missing.csv")
 
 
 def test_plan_jobs_cross_the_command_line_and_refuse_a_key_set_twice(tmp_path):
-    plan = read_plan(
+    plan = plan_file.read_plan(
         write_plan(tmp_path / "p.csv", [{"overrides": "+experiment=1strike agent=bayes", "runs": "3"}])
     )
-    jobs = plan_jobs(plan, [["seed=0"], ["seed=1"]], "p.csv")
+    jobs = sweeper.plan_jobs(plan, [["seed=0"], ["seed=1"]], "p.csv")
     assert jobs == [
         ["+experiment=1strike", "agent=bayes", "runs=3", "seed=0"],
         ["+experiment=1strike", "agent=bayes", "runs=3", "seed=1"],
     ]
     with pytest.raises(HydraException, match="agent is set by the plan"):
-        plan_jobs(plan, [["agent=random"]], "p.csv")
+        sweeper.plan_jobs(plan, [["agent=random"]], "p.csv")
     with pytest.raises(HydraException, match="runs is set by the plan"):
-        plan_jobs(plan, [["runs=9"]], "p.csv")
+        sweeper.plan_jobs(plan, [["runs=9"]], "p.csv")
 
 
 def _trustsim(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
