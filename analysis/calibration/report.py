@@ -53,6 +53,27 @@ def _round_bins(rounds: pd.Series, max_groups: int) -> pd.Series:
     return labels.fillna("")
 
 
+def _natural_key(value: object) -> tuple[int, float, str]:
+    """Numbers by value (``2`` before ``10``), then text; empty last."""
+    text = (
+        ""
+        if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+        else str(value)
+    )
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1 if text else 2, 0.0, text)
+
+
+def in_natural_order(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """``table`` sorted by ``keys`` with numeric levels (game, round) in numeric order, not as text."""
+    if table.empty:
+        return table
+    order = sorted(range(len(table)), key=lambda i: tuple(_natural_key(table[k].iloc[i]) for k in keys))
+    return table.iloc[order].reset_index(drop=True)
+
+
 def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: str = "") -> dict[str, Path]:
     """Write every table and figure for the prediction rows ``df`` into ``out_dir``.
 
@@ -86,7 +107,7 @@ def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: 
             skipped.append(f"by_{name}: {levels} levels > --max-groups {settings.max_groups} (not written)")
             continue
         sub = df.assign(**{col: vals})
-        table = measure_table(sub, [*BASE_KEYS, col], settings)
+        table = in_natural_order(measure_table(sub, [*BASE_KEYS, col], settings), [*BASE_KEYS, col])
         breakdowns[name] = table
         written[f"by_{name}"] = out_dir / f"by_{name}.csv"
         table.to_csv(written[f"by_{name}"], index=False)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from games.reliance.export import export_library
-from games.reliance.library import Library, blueprint_ids, default_library, id_problems, quality_gates
+from games.reliance.library import Library, default_library, id_problems, library_counts, quality_gates
 from games.reliance.rules import ScenarioError
 from games.reliance.solver import Node, Solution
 from games.reliance.text import observation_text, rules_text
@@ -111,10 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in problems:
             print(f"invalid library: {line}", file=sys.stderr)
         return 2
-    print(
-        f"ok: {len(lib.all)} scenarios valid; ids unique ({len(lib.all)} scenarios, "
-        f"{len(set(blueprint_ids()))} blueprints, {len(lib.pairs)} pairs, {len(lib.support)} support scenarios)"
-    )
+    print(f"ok: {library_counts(lib)}; ids unique")
     return 0
 
 

@@ -195,6 +195,22 @@ def blueprint_ids(blueprint_dir: Any = None) -> list[str]:
     return out
 
 
+def library_counts(lib: Library) -> str:
+    """The library's size in one line, as ``python -m games.reliance validate`` prints it and the README
+    states it: every scenario, split into main (blueprints × processes), specialised and fixtures."""
+    main_bps = {s.blueprint for s in lib.main}
+    special_bps = {s.blueprint for s in lib.specialised} - main_bps
+    processes = sorted({s.process for s in lib.main})
+    categories = {s.category for s in lib.main}
+    return (
+        f"{len(lib.all)} scenarios: {len(lib.main)} main ({len(main_bps)} blueprints in {len(categories)} "
+        f"categories × {len(processes)} processes), {len(lib.specialised)} specialised (from "
+        f"{len(special_bps)} more blueprints; {len(main_bps | special_bps)} in all), {len(lib.fixtures)} "
+        f"worked-example fixtures; game.set=all plays the {len(lib.main) + len(lib.specialised)} main and "
+        f"specialised ones; {len(lib.pairs)} pairs, {len(lib.support)} support scenarios"
+    )
+
+
 def id_problems(lib: Library, blueprint_dir: Any = None) -> list[str]:
     """Every id that is not unique: scenarios, blueprints, pairs, support entries, and pair ids that
     shadow a scenario id (``game.scenarios`` accepts both). Empty when every id is unique."""

@@ -174,3 +174,14 @@ def test_breakdown_by_swept_cell_keys(tmp_path: Path) -> None:
     assert sorted(by["cell:temptation"]) == [5, 12] and (by["n"] == 120).all()
     assert not (out / "by_horizon.csv").exists()  # did not vary
     assert "## By temptation" in (out / "report.md").read_text()
+
+
+def test_numeric_levels_are_in_numeric_order(tmp_path: Path) -> None:
+    rng = np.random.default_rng(11)
+    rows = escape_rows("g", rng, n_sessions=3)
+    for r in rows:  # games 1..5 become 1, 2, 10, 11, 12: as text 10 < 11 < 12 < 2
+        r["game"] = {3: 10, 4: 11, 5: 12}.get(r["game"], r["game"])
+    run = write_run(tmp_path / "s", "g", "escape_room", rows)
+    out = tmp_path / "r"
+    assert main(["calibration", str(run), "--out", str(out), "--resamples", "20"]) == 0
+    assert pd.read_csv(out / "by_game.csv")["game"].tolist() == [1, 2, 10, 11, 12]

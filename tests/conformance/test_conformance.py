@@ -128,6 +128,10 @@ def test_every_recorded_game_agrees_except_documented_logging_bugs(tmp_path: Pat
     assert fields == {"agents_config.answer", "whom_to_verify", "verifications", "capsule_selections"}
     report = (out / "conformance.md").read_text()
     assert "1,786 / 1,786 (100.0 %)" in report and "## By field" in report and "## By run" in report
+    assert (
+        "- games agreeing with trustsim's rules (any difference is a documented reference logging bug): **1,786"
+        in report
+    )
     assert "- own-puzzle verification (charged, no capsule change): 6" in report
 
 
@@ -144,3 +148,13 @@ def test_the_old_rules_would_disagree_with_the_study():
 def test_cli_errors_without_logs(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     assert main(["conformance", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "no reference run" in capsys.readouterr().err
+
+
+def test_the_summary_leads_with_agreement_with_the_rules():
+    from analysis.conformance.report import summary_line
+
+    line = summary_line(1786, 0, 1786, 4)
+    assert line.startswith("1,786 / 1,786 games agree with trustsim's rules, 0 with a rule or unexplained")
+    assert "4 documented logging bugs" in line and "0 agree" not in line
+    assert summary_line(10, 3, 8, 4).startswith("8 / 10 games agree with trustsim's rules, 2 with a rule")
+    assert "logging bugs" not in summary_line(5, 5, 5, 4)  # nothing else differed

@@ -131,3 +131,26 @@ def test_validate_says_ok_with_counts(capsys):
     assert main(["validate"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("ok: ") and "49 pairs" in out
+
+
+def test_readme_and_docs_state_the_counts_validate_prints(lib, capsys):
+    from games.reliance.__main__ import main
+    from games.reliance.library import library_counts
+    from tests.conftest import REPO
+
+    assert main(["validate"]) == 0
+    assert capsys.readouterr().out == f"ok: {library_counts(lib)}; ids unique\n"
+    main_bps = {s.blueprint for s in lib.main}
+    every_bp = main_bps | {s.blueprint for s in lib.specialised}
+    assert len(every_bp) == len(set(blueprint_ids()))  # the blueprint files define exactly these
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert (
+        f"A library of {len(lib.all)} scenarios: {len(lib.main)} main ({len(main_bps)} blueprints in "
+        f"{len({s.category for s in lib.main})} collaboration categories × {len(MAIN_PROCESSES)} interaction "
+        f"processes), {len(lib.specialised)} specialised" in readme
+    )
+    assert f"{len(every_bp)} in all) and {len(lib.fixtures)} worked-example fixtures" in readme
+    assert f"`game.set=all` plays the {len(lib.main) + len(lib.specialised)} main and specialised" in readme
+    assert f"{len(lib.pairs)} controlled-history pairs and {len(lib.support)} reliability-support" in readme
+    docs = " ".join((REPO / "docs" / "reliance.md").read_text(encoding="utf-8").split())
+    assert f"{len(lib.all)} scenarios: {len(lib.main)} main ({len(main_bps)} blueprints ×" in docs
