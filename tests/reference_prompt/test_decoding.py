@@ -6,15 +6,15 @@ reference helpers sent (cyjabc2020/Escape-room-v2 @ 74f0fd1, ``code/src/utils``)
 
 - ``openai_helper.py:64-79``: effort "high" → ``max_completion_tokens`` 16384 + ``reasoning_effort``; the
   verifier (``games/moderator.py:392``, no effort) → 50 and no ``reasoning_effort`` key;
-- ``anthropic_helper.py:392-471``: "adaptive" → ``thinking: {type: adaptive}``, ``max_tokens`` 16384; the
+- ``anthropic_helper.py:41-47, 86-113`` (``call_anthropic``): "adaptive" → ``thinking: {type: adaptive}``, ``max_tokens`` 16384; the
   verifier → ``max_tokens`` 50, no ``thinking``;
-- ``gemini_helper.py:213-284``: 3.x "high" → ``thinkingLevel: high``, 16384 output tokens; verifier → ``low``,
+- ``gemini_helper.py:41-54, 126-188`` (``call_gemini``): 3.x "high" → ``thinkingLevel: high``, 16384 output tokens; verifier → ``low``,
   4096; 2.5 "high" → ``thinkingBudget: -1``, 16384; verifier → ``thinkingBudget: 0``, 50 (no
   ``includeThoughts`` in either);
 - own answer (``games/escape_room.py:525``): the decision's effort with ``max(50, 16384)`` → the decision's
   settings for every direct-API model.
 
-The Replicate route (``replicate_helper.py:338-388``) is checked on litellm's request to Replicate.
+The Replicate route (``replicate_helper.py:63-113``, ``call_replicate``) is checked on litellm's request to Replicate.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def test_study_model_configs_send_the_study_decoding(name: str, monkeypatch: pyt
 
 
 def test_replicate_route_sends_the_study_input(monkeypatch: pytest.MonkeyPatch) -> None:
-    """GPT-5.1 via Replicate (replicate_helper.py:356-366): prompt verbatim, max_tokens 1024 / 50 and the
+    """GPT-5.1 via Replicate (replicate_helper.py:81-91): prompt verbatim, max_tokens 1024 / 50 and the
     seat's effort; the verifier sends effort "none". litellm adds max_new_tokens (same value)."""
     import httpx
     import litellm.llms.replicate.chat.handler as handler
