@@ -2,7 +2,7 @@
 the repository's docs, configs and code points inside that file.
 
 The lengths below are the files' line counts at that commit (``git show 74f0fd1:code/src/<path> | wc -l``);
-a citation past the end (as ``anthropic_helper.py:392-471`` once was, in a 158-line file) fails here.
+a citation past the end (as the Anthropic helper's lines 392-471 once were, in a 158-line file) fails here.
 """
 
 from __future__ import annotations
