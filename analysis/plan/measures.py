@@ -28,6 +28,16 @@ MEASURES: dict[str, MeasureSpec] = {
         ),
         MeasureSpec("delta_trust", "analysis.plan.escape", "Δtrust: volume − the memoryless anchor's"),
         MeasureSpec("delta_target", "analysis.plan.escape", "Δtarget: partner share − the anchor's"),
+        MeasureSpec(
+            "accuracy", "analysis.plan.families", "reliance: blueprint-macro share of optimal decisions"
+        ),
+        MeasureSpec("regret", "analysis.plan.families", "reliance: normalised regret (pooled)"),
+        MeasureSpec("cooperation", "analysis.plan.families", "arena: the player's cooperation rate"),
+        MeasureSpec("sent_share", "analysis.plan.families", "trust game: sent fraction s/E"),
+        MeasureSpec(
+            "returned_share", "analysis.plan.families", "trust game: returned share Σr / Σk·s (s > 0)"
+        ),
+        MeasureSpec("brier", "analysis.plan.families", "calibration: Brier score of stated probabilities"),
     )
 }
 

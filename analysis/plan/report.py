@@ -89,7 +89,10 @@ def display_frame(plan: pd.DataFrame, priced: bool, keys: list[str]) -> pd.DataF
             row["cost (low–high)"] = (
                 f"{_money(r['cost_estimate'])} ({_money(r['cost_low'])}–{_money(r['cost_high'])})"
             )
-        row["note"] = "; ".join(x for x in (r.get("plan_note") or "", r.get("cell_note") or "") if x)
+        notes = [
+            n for x in (r.get("plan_note"), r.get("cell_note")) if isinstance(x, str) for n in x.split("; ")
+        ]
+        row["note"] = "; ".join(dict.fromkeys(n for n in notes if n))
         rows.append(row)
     return pd.DataFrame(rows)
 
