@@ -37,7 +37,11 @@ SKIP_RULES: list[tuple[str, str]] = [
     (r"\bpip install\b", "installs packages (network)"),
     (r"[A-Z][A-Z0-9_]*_API_KEY=", "needs an API key and network"),
     # a preview (preview=true) sends nothing and needs no key or server: it runs
-    (r"^(?!.*\bpreview=true\b).*\bmodel=\S*(gpt|claude|gemini)", "needs an API key and network"),
+    # (analysis commands read files; `analysis plan --where model=gpt-5.1` sends nothing)
+    (
+        r"^(?!.*\bpreview=true\b)(?!python -m analysis\b).*\bmodel=\S*(gpt|claude|gemini)",
+        "needs an API key and network",
+    ),
     (r"\bmodel=(openai_compatible|vllm|ollama)\b", "needs a running model server"),
     (r"\bhydra/launcher=submitit_slurm\b", "needs a SLURM cluster"),
     (r"\btrustsim\.llm\.fake_server\b", "starts a server that runs until stopped"),
@@ -60,10 +64,15 @@ SKIP_RULES: list[tuple[str, str]] = [
     (r"tests/benchmarks/", "a benchmark (minutes; prints numbers)"),
     (r"^sqlite3\b", "reads the request store of an LLM run"),
     (r"^python -m trustsim\.store\b", "reads or prunes the request store of an LLM run"),
+    (r"^(?!.*\bpreview=true\b).*\+plan=", "runs a plan's jobs (its models need API keys)"),
 ]
 SLOW_RULES: list[tuple[str, str]] = [
     # offline but long (about a minute each on 2 busy cores): run only with TRUSTSIM_DOC_COMMANDS=all
     (r"^python -m trustsim -m .*agent=bayes", "a sweep of 20-40 offline jobs (about a minute)"),
+    (
+        r"^python -m analysis plan --reference (?!.*--where).*--model",
+        "prices all 21 reference cells (a minute or two)",
+    ),
 ]
 RUN_ALL = os.environ.get("TRUSTSIM_DOC_COMMANDS") == "all"
 SEED_RUNS = [
@@ -281,6 +290,13 @@ def test_extractor_joins_continuations_and_drops_comments(tmp_path: Path) -> Non
         ),
         ("python -m trustsim +experiment=ipd agent=llm model=smollm2 preview=true", False),
         ("python -m trustsim +experiment=smooth preview=true", False),
+        ("python -m trustsim -m +plan=outputs/plan/plan.csv seed=1", True),
+        ("python -m trustsim -m +plan=outputs/plan/plan.csv preview=true", False),
+        ("python -m analysis plan --reference --measure volume --width 0.25 --model gpt-5.1", not RUN_ALL),
+        (
+            "python -m analysis plan --reference --measure volume --where model=gpt-5.1 --width 1 --model own",
+            False,
+        ),
     ],
 )
 def test_skip_rules(text: str, skipped: bool) -> None:
