@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 
 import pandas as pd
+from scipy.stats import f
 
 from analysis.plan.table import Target
 from analysis.trust.tables import markdown_table
@@ -27,10 +28,18 @@ METHOD = (
 ASSUMPTIONS = (
     "Assumptions: sessions (clusters) are independent; the pilot is representative of the study (same "
     "model, settings and schedule; a pilot that misses rare kinds of sessions underestimates the variance); "
-    "the estimate is near normal at the planned size (the percentile bootstrap is what the analyses report). "
-    "Small pilots give large assured plans: with 5 sessions the F factor is about 4 — a pilot of 10 sessions "
-    "roughly halves it."
+    "the estimate is near normal at the planned size (the percentile bootstrap is what the analyses report)."
 )
+
+
+def pilot_factors(assurance: float, pilots: tuple[int, ...] = (5, 10, 20), final: int = 30) -> str:
+    """How much the assurance asks beyond the face-value plan for pilots of a few sizes (session design, a
+    study of about ``final`` sessions)."""
+    parts = [f"{k} sessions ×{f.ppf(assurance, final - 1, k - 1):.1f}" for k in pilots]
+    return (
+        f"Small pilots give large assured plans: at assurance {assurance:.0%} the pilot's variance is scaled by "
+        f"about {', '.join(parts)} (a study of ~{final} sessions)."
+    )
 
 
 def _num(value: object, digits: int = 3) -> str:
@@ -86,6 +95,12 @@ def display_frame(plan: pd.DataFrame, priced: bool, keys: list[str]) -> pd.DataF
             )
         row["runs"] = _num(r["runs"])
         if priced:
+            tokens = (r["prompt_tokens"] or 0) + (r["completion_tokens"] or 0)
+            row["requests, tokens"] = (
+                f"{r['requests']:,.0f}, {tokens / 1e6:,.1f} M"
+                if math.isfinite(r["requests"] or math.nan)
+                else "—"
+            )
             row["cost (low–high)"] = (
                 f"{_money(r['cost_estimate'])} ({_money(r['cost_low'])}–{_money(r['cost_high'])})"
             )
@@ -145,7 +160,7 @@ def render(
         "",
         METHOD,
         "",
-        ASSUMPTIONS,
+        ASSUMPTIONS + " " + pilot_factors(target.assurance),
         "",
     ]
     if pairs is not None and len(pairs):
