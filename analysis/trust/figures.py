@@ -80,6 +80,19 @@ def _with_who(df: pd.DataFrame) -> pd.DataFrame:
 
 
 D_WRONG_PATCH = Patch(facecolor="gold", alpha=0.3, label="D wrong (shaded game)")
+MAX_BANDS = 3  # interval bands drawn in one panel at most: more overlap into an unreadable smear
+HEADROOM = 1.12  # the y axis reaches this far above the tallest bar, so no bar touches the frame
+
+
+def _game_axis(ax: plt.Axes, last_game: int) -> None:
+    """Games are numbered from 1: integer ticks from game 1 to ``last_game`` in every panel."""
+    step = max(1, math.ceil(last_game / 12))
+    ax.set_xlim(0.5, last_game + 0.5)
+    ax.set_xticks(range(1, last_game + 1, step))
+
+
+def _chunks(items: list, size: int) -> list[list]:
+    return [items[i : i + size] for i in range(0, len(items), size)] or [[]]
 
 
 def _grid(n: int, width: float = 4.2, height: float = 3.2) -> tuple[plt.Figure, np.ndarray]:
@@ -109,6 +122,11 @@ def verification_by_round(by_round: pd.DataFrame, out_dir: Path) -> FigureResult
             vals = sub[p].to_numpy() if p in sub.columns else np.zeros(len(sub))
             ax.bar(sub.index, vals, bottom=bottom, color=colours(p - 1), label=f"Q{p}")
             bottom += vals
+        for x, total in zip(sub.index, bottom, strict=True):
+            ax.annotate(f"{total:.2f}", (x, total), xytext=(0, 2), textcoords="offset points", ha="center",
+                        va="bottom", fontsize=7)  # fmt: skip
+        # explicit: a zero-height segment stacked on the tallest bar would pin the autoscaled top to it
+        ax.set_ylim(0, max(float(bottom.max()), 0.1) * HEADROOM)
         ax.set_title(model, fontsize=9)
         ax.set_xlabel("round")
         ax.set_ylabel("verifications / game")
@@ -146,6 +164,7 @@ def per_game_bars(curves: pd.DataFrame, out_dir: Path) -> FigureResult:
             for g in sub.loc[sub["d_correct_share"] < 1, "game"]:
                 ax.axvspan(g - 0.5, g + 0.5, color="gold", alpha=0.25, lw=0, zorder=0)
             ax.set_title(f"{model} — {schedule}", fontsize=9)
+            _game_axis(ax, int(sub["game"].max()))  # games played by this cell (none shown as zero)
             ax.set_xlabel("game")
             ax.set_ylabel("verifications / game")
     handles, labels = _merged_legend(axes)
@@ -198,6 +217,7 @@ def recovery(curves: pd.DataFrame, out_dir: Path) -> FigureResult:
     fig, axes = _grid(len(schedules))
     sel = _with_who(curves[curves["schedule"].isin(schedules)])
     colour = {k: f"C{i % 10}" for i, k in enumerate(sorted(set(zip(sel["who"], sel["memory"], strict=True))))}
+    banded = unbanded = 0
     for ax, schedule in zip(axes, schedules, strict=False):
         sub = sel[sel["schedule"] == schedule]
         fail = sorted(sub.loc[sub["d_correct_share"] < 1, "game"].unique())
@@ -208,19 +228,34 @@ def recovery(curves: pd.DataFrame, out_dir: Path) -> FigureResult:
             c = colour[(model, memory)]
             ax.plot(m["game"], m["volume"], marker="o", ms=3, color=c, label=f"{model} ({memory})")
             ok = m["volume_low"].notna()
-            ax.fill_between(m.loc[ok, "game"], m.loc[ok, "volume_low"], m.loc[ok, "volume_high"],
-                            color=c, alpha=0.15)  # fmt: skip
+            if ok.any():
+                ax.fill_between(m.loc[ok, "game"], m.loc[ok, "volume_low"], m.loc[ok, "volume_high"],
+                                color=c, alpha=0.15)  # fmt: skip
+            banded += bool(ok.any())
+            unbanded += not ok.all()
         ax.set_title(schedule, fontsize=9)
+        _game_axis(ax, int(sub["game"].max()))
+        ax.set_ylim(bottom=0)
         ax.set_xlabel("game (shaded: D wrong)")
         ax.set_ylabel("verifications / game")
     handles, labels = _merged_legend(axes)
     name = _save(
         fig, out_dir, "fig_recovery", ([*handles, D_WRONG_PATCH], [*labels, D_WRONG_PATCH.get_label()])
     )
-    return (
-        name,
-        "Recovery under multi-failure schedules: verifications per game with 95% bands; shaded = D wrong.",
-    )
+    caption = "Recovery under multi-failure schedules: verifications per game"
+    return name, caption + _bands_note(banded, unbanded, "shaded = D wrong")
+
+
+def _bands_note(banded: int, unbanded: int, tail: str = "") -> str:
+    """What a caption may promise about interval bands (``banded``/``unbanded``: curves drawn with and
+    without one): only the bands that were drawn. ``tail`` ends the sentence."""
+    if banded and not unbanded:
+        text = " with 95% cluster-bootstrap bands"
+    elif banded:
+        text = "; 95% cluster-bootstrap bands where a curve has at least 3 clusters, none elsewhere"
+    else:
+        text = " (no interval bands: every curve has fewer than 3 clusters: sessions, or games in memoryless cells)"
+    return text + (f"; {tail}." if tail else ".")
 
 
 def survival(km: pd.DataFrame, out_dir: Path) -> FigureResult:
@@ -228,14 +263,22 @@ def survival(km: pd.DataFrame, out_dir: Path) -> FigureResult:
     if km.empty:
         return None, "no agent-games"
     km = _with_who(km)
-    models = sorted(km["who"].unique())
-    fig, axes = _grid(len(models))
     all_keys = sorted({(s, m) for s, m in zip(km["schedule"], km["memory"], strict=True)},
                       key=lambda x: (schedule_sort_key(x[0]), x[1]))  # fmt: skip
     colour = {k: f"C{i % 10}" for i, k in enumerate(all_keys)}  # one colour per schedule in every panel
-    for ax, model in zip(axes, models, strict=False):
+    panels = []  # (model, curves): at most MAX_BANDS curves per panel, so bands stay readable
+    for model in sorted(km["who"].unique()):
         sub = km[km["who"] == model]
         keys = [k for k in all_keys if ((sub["schedule"] == k[0]) & (sub["memory"] == k[1])).any()]
+        parts = _chunks(keys, MAX_BANDS)
+        panels += [
+            (model, part, f" ({i + 1}/{len(parts)})" if len(parts) > 1 else "")
+            for i, part in enumerate(parts)
+        ]
+    fig, axes = _grid(len(panels))
+    banded = unbanded = 0
+    for ax, (model, keys, part) in zip(axes, panels, strict=False):
+        sub = km[km["who"] == model]
         for schedule, memory in keys:
             c = sub[(sub["schedule"] == schedule) & (sub["memory"] == memory)]
             t = np.concatenate([[0], c["time"].to_numpy()])
@@ -245,15 +288,24 @@ def survival(km: pd.DataFrame, out_dir: Path) -> FigureResult:
             if c["low"].notna().all():
                 lo = np.concatenate([[1.0], c["low"].to_numpy()])
                 hi = np.concatenate([[1.0], c["high"].to_numpy()])
-                ax.fill_between(t, lo, hi, step="post", color=col, alpha=0.12)
+                ax.fill_between(t, lo, hi, step="post", color=col, alpha=0.15)
+                banded += 1
+            else:
+                unbanded += 1
         ax.set_ylim(0, 1.02)
-        ax.set_title(model, fontsize=9)
+        ax.set_title(model + part, fontsize=9)
         ax.set_xlabel("rounds survived")
         ax.set_ylabel("P(alive)")
     handles, labels = _merged_legend(axes)
     order = sorted(range(len(labels)), key=lambda i: [f"{k[0]} ({k[1]})" for k in all_keys].index(labels[i]))
     name = _save(fig, out_dir, "fig_survival", ([handles[i] for i in order], [labels[i] for i in order]))
-    return name, "Kaplan–Meier survival of the agents under test by round, with 95% cluster-bootstrap bands."
+    note = _bands_note(banded, unbanded)
+    split = (
+        f" A model with more than {MAX_BANDS} schedules gets several panels."
+        if any(p[2] for p in panels)
+        else ""
+    )
+    return name, "Kaplan–Meier survival of the agents under test by round" + note + split
 
 
 def all_figures(

@@ -74,3 +74,51 @@ def test_legend_sits_outside_every_panel(drawn, name):
             assert not box.overlaps(ax.get_window_extent(renderer)), (
                 f"{name}: legend overlaps {ax.get_title()}"
             )
+
+
+def _bar_tops(ax: plt.Axes) -> list[float]:
+    return [p.get_y() + p.get_height() for p in ax.patches if hasattr(p, "get_height")]
+
+
+def test_the_tallest_bar_is_below_the_frame(drawn):
+    for ax in drawn["fig_verification_by_round"].axes:
+        if ax.get_visible() and ax.patches:
+            assert max(_bar_tops(ax)) < ax.get_ylim()[1] * 0.95, ax.get_title()
+
+
+def test_game_axes_start_at_game_1_in_every_panel(drawn):
+    for name in ("fig_per_game_bars", "fig_recovery"):
+        for ax in drawn[name].axes:
+            if ax.get_visible() and ax.axison:
+                ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+                assert ax.get_xlim()[0] == 0.5 and ticks[0] == 1, (name, ax.get_title(), ticks)
+
+
+def test_no_panel_holds_more_than_three_survival_bands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    root = tmp_path / "runs"
+    schedules = ["smooth", "1strike", "2strike", "3strike", "mid2strike", "recur"]
+    for i, schedule in enumerate(schedules):
+        for k in range(3):
+            write_run(root / f"{schedule}{k}", schedule=schedule, n_games=4, seed=10 * i + k)
+    result = analyse([root], n_resamples=30)
+    kept: list[plt.Figure] = []
+    monkeypatch.setattr(figures.plt, "close", kept.append)
+    _, caption = figures.survival(result.km, tmp_path)
+    (fig,) = kept
+    curves = [len(ax.get_lines()) for ax in fig.axes if ax.get_visible()]
+    assert sum(curves) == len(schedules) and max(curves) <= figures.MAX_BANDS
+    assert "with 95% cluster-bootstrap bands" in caption and "several panels" in caption
+    plt.close(fig)
+
+
+def test_captions_promise_only_the_bands_drawn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    one = write_run(tmp_path / "one", schedule="mid2strike", n_games=6)  # one session: no interval anywhere
+    result = analyse([one], n_resamples=30)
+    monkeypatch.setattr(figures.plt, "close", lambda fig: None)
+    _, recovery = figures.recovery(result.curves, tmp_path)
+    _, survival = figures.survival(result.km, tmp_path)
+    for caption in (recovery, survival):
+        assert "with 95%" not in caption and "no interval bands" in caption, caption
+    fig = plt.gcf()
+    assert not any(c.__class__.__name__ == "PolyCollection" for ax in fig.axes for c in ax.collections)
+    plt.close("all")
