@@ -19,6 +19,7 @@ from analysis.arena.tables import (
     varying_cells,
 )
 from analysis.cli_options import add_common_options, positive_int
+from analysis.outputs import write_table
 from analysis.rundirs import RunDirError, discover_runs, read_tables
 
 
@@ -86,12 +87,13 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     table = tournament_table(pm, args.resamples, args.seed, args.min_matches)
-    table.to_csv(out / "tournament.csv", index=False)
+    write_table(out, "tournament", table)
     cells = varying_cells(pm)
     pairs = measure_table(pm, [*cells, "player", "model", "opponent"], args.resamples, args.seed)
-    pairs.to_csv(out / "pairs.csv", index=False)
-    payoff_matrix(pm).to_csv(out / "payoff_matrix.csv")
-    pm.drop(columns=["one"], errors="ignore").to_csv(out / "per_match.csv", index=False)
+    write_table(out, "pairs", pairs)
+    matrix = payoff_matrix(pm)
+    write_table(out, "payoff_matrix", matrix, matrix.reset_index(), index=True)
+    write_table(out, "per_match", pm.drop(columns=["one"], errors="ignore"))
     grid, shown = match_grid(moves, out / "match_grid.png", args.grid_matches)
     tournament_payoffs(table, out / "tournament_payoffs.png")
     lines = [
@@ -132,10 +134,18 @@ def run(args: argparse.Namespace) -> int:
             f"({table['rounds_per_match'].min():g}–{table['rounds_per_match'].max():g} rounds per match): "
             "payoffs per round from different horizons are not directly comparable.",
         ]
-    lines += ["", f"![match grid]({grid.name}) (first {shown} matches; green CC, orange CD, blue DC, red DD)"]
+    grid_runs = "; ".join(f"{run}: {n} of {total}" for run, n, total in shown)
     lines += [
         "",
-        "Files: tournament.csv, pairs.csv, payoff_matrix.csv, per_match.csv, match_grid.png, tournament_payoffs.png",
+        f"![match grid]({grid.name})",
+        "",
+        f"Match grid: one panel per run, matches shown (`--grid-matches` {args.grid_matches} in all) {grid_runs}; "
+        "green CC, orange CD, blue DC, red DD.",
+        "",
+        "![tournament payoffs](tournament_payoffs.png)",
+        "",
+        "Files: tournament, pairs, payoff_matrix and per_match as `.csv` and `.md`; match_grid and "
+        "tournament_payoffs as `.png` and `.pdf`.",
     ]
     if found.excluded:
         lines += ["", "## Excluded runs", "", "```", found.report(), "```"]

@@ -1,4 +1,4 @@
-"""Calibration figures: reliability diagrams and expected-vs-met per model."""
+"""Calibration figures: reliability diagrams and expected-vs-met per model (each as PNG and PDF)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from analysis.outputs import save_figure
+
 
 def _slug(*parts: object) -> str:
     text = "_".join(str(p) for p in parts)
@@ -22,7 +24,7 @@ def _save_with_legend_below(fig: plt.Figure, ax: plt.Axes, path: Path) -> None:
     fig.tight_layout()
     below = ax.get_tightbbox(fig.canvas.get_renderer()).transformed(ax.transAxes.inverted()).y0
     legend = ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, below - 0.02), frameon=False)
-    fig.savefig(path, dpi=120, bbox_inches="tight", bbox_extra_artists=[legend])
+    save_figure(fig, path, bbox_inches="tight", bbox_extra_artists=[legend])
 
 
 def reliability_diagram(bins: pd.DataFrame, out_dir: Path, strategy: str = "width") -> list[Path]:
@@ -59,7 +61,6 @@ def reliability_diagram(bins: pd.DataFrame, out_dir: Path, strategy: str = "widt
         ax.title.set_fontsize(9)
         path = out_dir / f"reliability_{_slug(source, game, strategy)}.png"
         _save_with_legend_below(fig, ax, path)
-        plt.close(fig)
         paths.append(path)
     return paths
 
@@ -86,5 +87,4 @@ def expected_vs_met(summary: pd.DataFrame, out_dir: Path) -> Path | None:
     ax.set(ylim=(0, 1), ylabel="probability", title="Expected vs met per model (95% cluster bootstrap)")
     path = out_dir / "expected_vs_met.png"
     _save_with_legend_below(fig, ax, path)
-    plt.close(fig)
     return path

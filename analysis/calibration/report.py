@@ -1,4 +1,4 @@
-"""Build the calibration report directory: CSV tables, figures and report.md."""
+"""Build the calibration report directory: tables (CSV + Markdown), figures (PNG + PDF) and report.md."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from analysis.calibration.tables import (
     measure_table,
     reliability_table,
 )
+from analysis.outputs import write_table
 
 MAX_EXACT_DISTINCT = 101  # analysis.calibration.intervals.murphy_groups: exact grouping up to this many p
 
@@ -84,7 +85,7 @@ def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: 
     written: dict[str, Path] = {}
     summary = measure_table(df, BASE_KEYS, settings, recalibrate=True)
     written["summary"] = out_dir / "summary.csv"
-    summary.to_csv(written["summary"], index=False)
+    write_table(out_dir, "summary", summary)
     distinct = df[df["p"].notna()].groupby(list(BASE_KEYS), sort=True, dropna=False)["p"].nunique()
     if not summary.empty:
         summary["distinct_p"] = [
@@ -110,10 +111,10 @@ def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: 
         table = in_natural_order(measure_table(sub, [*BASE_KEYS, col], settings), [*BASE_KEYS, col])
         breakdowns[name] = table
         written[f"by_{name}"] = out_dir / f"by_{name}.csv"
-        table.to_csv(written[f"by_{name}"], index=False)
+        write_table(out_dir, f"by_{name}", table)
     bins = reliability_table(df, settings)
     written["reliability"] = out_dir / "reliability.csv"
-    bins.to_csv(written["reliability"], index=False)
+    write_table(out_dir, "reliability", bins)
     if not bins.empty:
         for strategy in ("width", "mass"):
             for i, path in enumerate(figures.reliability_diagram(bins, out_dir, strategy)):
@@ -260,7 +261,12 @@ def _markdown(
     if notes:
         parts += ["", "## Notes", "", *notes]
     parts += ["", "## Files", ""]
-    parts += [f"- `{p.name}`" for k, p in written.items() if k != "report"]
+    twin = {".csv": ".md", ".png": ".pdf"}  # every table also as Markdown, every figure also as PDF
+    parts += [
+        f"- `{p.name}`, `{p.with_suffix(twin[p.suffix]).name}`" if p.suffix in twin else f"- `{p.name}`"
+        for k, p in written.items()
+        if k != "report"
+    ]
     if excluded:
         parts += ["", "## Excluded runs", "", "```", excluded, "```"]
     return "\n".join(parts) + "\n"

@@ -1,4 +1,5 @@
-"""Figures of the reliance report (matplotlib, Agg backend)."""
+"""Figures of the reliance report (matplotlib, Agg backend; each saved as PNG and PDF, legends below the
+axes)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+
+from analysis.outputs import save_figure
 
 
 def accuracy_figure(main: pd.DataFrame, path: Path) -> Path:
@@ -37,18 +40,16 @@ def accuracy_figure(main: pd.DataFrame, path: Path) -> Path:
     ax.set_xticks(x, main["system"], rotation=20, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("share")
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save_with_legend_below(fig, ax, path)
 
 
 def breakdown_figure(table: pd.DataFrame, by: str, path: Path) -> Path:
     """Pooled accuracy by ``by`` per system (grouped bars, Wilson intervals)."""
     keys = sorted(table[by].unique(), key=str)
     systems = sorted(table["system"].unique())
-    fig, ax = plt.subplots(figsize=(max(5, 0.5 * len(keys) * len(systems) + 2), 3.8))
+    fig, ax = plt.subplots(
+        figsize=(min(14, max(5, 0.5 * len(keys) * len(systems) + 2)), 3.8)
+    )  # readable at A4
     width = 0.8 / max(1, len(systems))
     for i, system in enumerate(systems):
         d = table[table["system"] == system].set_index(by).reindex(keys)
@@ -72,8 +73,13 @@ def breakdown_figure(table: pd.DataFrame, by: str, path: Path) -> Path:
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("decision accuracy")
     ax.set_title(f"accuracy by {by}")
-    ax.legend(fontsize=7)
+    return _save_with_legend_below(fig, ax, path)
+
+
+def _save_with_legend_below(fig: plt.Figure, ax: plt.Axes, path: Path) -> Path:
+    """The legend under the axes (never over a bar), then PNG and PDF."""
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    handles, labels = ax.get_legend_handles_labels()
+    legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
+                        ncol=max(1, min(len(labels), 4)), fontsize=8)  # fmt: skip
+    return save_figure(fig, path, bbox_inches="tight", bbox_extra_artists=[legend])

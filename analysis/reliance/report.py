@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.outputs import write_table
 from analysis.reliance import metrics
 from analysis.reliance.load import RelianceData
 
@@ -71,9 +72,8 @@ def write_outputs(
         "support_comparison": rep.support,
     }
     for name, df in tables.items():
-        path = out / f"{name}.csv"
-        df.to_csv(path, index=False)
-        written.append(path)
+        write_table(out, name, df)
+        written += [out / f"{name}.csv", out / f"{name}.md"]
     if figures:
         from analysis.reliance.figures import accuracy_figure, breakdown_figure
 
@@ -82,7 +82,7 @@ def write_outputs(
         for by, df in (("process", rep.by_process), ("stage", rep.by_stage), ("category", rep.by_category)):
             if not df.empty:
                 rep.figures.append(breakdown_figure(df, by, out / f"accuracy_by_{by}.png"))
-        written += rep.figures
+        written += [p for fig in rep.figures for p in (fig, fig.with_suffix(".pdf"))]
     md = [
         "# Reliance benchmark report\n",
         f"Intervals: blueprint bootstrap ({n_resamples} resamples, the same resamples for every system) for the "

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from pathlib import Path
 
 import pandas as pd
 
+from analysis.outputs import markdown_table as markdown_table  # re-exported: the trust tables' writers
+from analysis.outputs import write_table as write_table
 from analysis.stats import Interval
 from analysis.trust.measures import MEASURE_LABELS, AnchorCell, CellResult, Delta
 from analysis.trust.schedules import schedule_sort_key
@@ -245,32 +246,3 @@ def cells_long(cells: list[CellResult]) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
-
-
-def markdown_table(df: pd.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table (no external dependency); missing values read ``—``."""
-    if df.empty:
-        return "_(no rows)_\n"
-    cols = [str(c) for c in df.columns]
-
-    def cell(v: object) -> str:
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return "—"
-        if isinstance(v, float):
-            return f"{v:.3f}"
-        return str(v).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines) + "\n"
-
-
-def write_table(
-    out_dir: Path, name: str, csv_frame: pd.DataFrame, md_frame: pd.DataFrame | None = None
-) -> str:
-    """Write ``name.csv`` and ``name.md``; returns the Markdown text."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    csv_frame.to_csv(out_dir / f"{name}.csv", index=False, na_rep="")
-    text = markdown_table(md_frame if md_frame is not None else csv_frame)
-    (out_dir / f"{name}.md").write_text(text, encoding="utf-8")
-    return text

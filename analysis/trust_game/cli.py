@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.cli_options import add_common_options
+from analysis.outputs import write_table
 from analysis.rundirs import RunDirError, discover_runs, read_tables
 
 
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     refs = comparisons(df, keys, n, seed, level)
     for name, table in (("summary", summary), ("sent_distribution", dist), ("per_round", rounds),
                         ("low_return_response", low), ("breakdown", breakdown), ("reference_comparison", refs)):  # fmt: skip
-        table.to_csv(out / f"{name}.csv", index=False)
+        write_table(out, name, table)
     figs: list[Path] = []
     if not args.no_figures:
         figs.append(figures.sent_distribution(dist, keys, out / "sent_distribution.png"))
@@ -185,8 +186,8 @@ def run(args: argparse.Namespace) -> int:
         ]
     if figs:
         lines += ["", "## Figures", ""] + [f"![{f.stem}]({f.name})" for f in figs]
-    lines += ["", "Files: " + ", ".join(f"{t}.csv" for t in ("summary", "sent_distribution", "per_round",
-              "low_return_response", "breakdown", "reference_comparison"))]  # fmt: skip
+    lines += ["", "Files: " + ", ".join(f"{t}.csv/.md" for t in ("summary", "sent_distribution", "per_round",
+              "low_return_response", "breakdown", "reference_comparison")) + "; figures as .png and .pdf"]  # fmt: skip
     if found.excluded:  # type: ignore[attr-defined]
         lines += ["", "## Excluded runs", "", "```", found.report(), "```"]  # type: ignore[attr-defined]
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
