@@ -3,8 +3,9 @@
 The first report a user sees (one run of the default preset) has no anchor and one cluster: formation and
 targeting are empty and no measure has an interval. Instead of leaving the reader with "(no rows)", the report
 says which part is missing for which model or agent, and the ``python -m trustsim`` command that adds it
-(built from the overrides the runs were made with, so a model chosen with ``model=...`` stays chosen). Runs
-the run summary labels weak (:mod:`trustsim.rundir.weak`) are named at the top of the report.
+(built from the overrides the runs were made with, so a model chosen with ``model=...`` stays chosen); cells
+without an interval point to the report's *How many sessions* section (the sessions to add and the plan
+command). Runs the run summary labels weak (:mod:`trustsim.rundir.weak`) are named at the top of the report.
 """
 
 from __future__ import annotations
@@ -93,24 +94,6 @@ def _subject_runs(runs: pd.DataFrame, s: Subject) -> pd.DataFrame:
     return runs[mine & (runs["source"] == "trustsim")]
 
 
-def _cell_command(runs: pd.DataFrame, cell: CellResult, more: int) -> str | None:
-    """The command one run of ``cell`` was made with, asking for ``more`` sessions (None: a multirun)."""
-    rows = runs[
-        (runs["source"] == "trustsim")
-        & (runs["model"] == cell.keys["model"])
-        & (runs["agent"] == cell.keys["agent"])
-        & (runs["schedule"] == cell.keys["schedule"])
-        & (runs["memory"] == cell.keys["memory"])
-    ]
-    for path in rows["path"].astype(str):
-        args = _command_args(path)
-        if not args or any(a in ("-m", "--multirun") for a in args):
-            continue
-        kept = [a for a in args if _key(a) not in ("runs", "hydra.run.dir", "hydra.sweep.dir")]
-        return _trustsim([*kept, f"runs={more}"])
-    return None
-
-
 def gap_lines(
     cells: list[CellResult], anchors: dict, runs: pd.DataFrame, *, anchor_mode: str, inputs: list[str]
 ) -> list[str]:
@@ -155,21 +138,12 @@ def gap_lines(
             lines.append(
                 f"- **{s.label}**, all of these in one sweep: `{_trustsim(['-m', f'+experiment={presets}', *who])}`."
             )
-        for c in mine:
-            if 0 < c.n_clusters < MIN_CLUSTERS:
-                need = MIN_CLUSTERS if c.cluster_unit == "run" else None
-                command = _cell_command(runs, c, need) if need else None
-                if command:
-                    how = f"run it again with `runs={need}` or more: `{command}`"
-                elif need:
-                    how = f"add `runs={need}` or more to the command that made it"
-                else:
-                    how = f"give it at least {MIN_CLUSTERS} games"
-                label = f"{s.label} / {c.keys['schedule']} / {c.keys['memory']}"
-                lines.append(
-                    f"- **{label}**: {c.n_clusters} {c.cluster_unit} cluster(s), so no interval (an interval "
-                    f"needs {MIN_CLUSTERS}); {how}."
-                )
+        few = sum(0 < c.n_clusters < MIN_CLUSTERS for c in mine)
+        if few:
+            lines.append(
+                f"- **{s.label}**: {few} of {len(mine)} cell(s) have fewer than {MIN_CLUSTERS} clusters, so no "
+                "interval; *How many sessions* below says what to add and how to plan for a width."
+            )
     if lines:
         lines.append(f"- Then analyse the new runs together with these: `{together}`.")
     return lines

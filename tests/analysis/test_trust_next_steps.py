@@ -31,8 +31,9 @@ def test_the_default_run_report_names_each_gap_and_its_command(tmp_path: Path) -
     assert "`python -m trustsim +experiment=smooth model=m1`" in gaps
     assert "`python -m trustsim +experiment=1strike model=m1`" in gaps
     assert "`python -m trustsim -m +experiment=anchor,smooth,1strike model=m1`" in gaps
-    # one run cluster: the same command with runs=3 (the hydra run directory is not repeated)
-    assert "`python -m trustsim +experiment=mid2strike model=m1 runs=3`" in gaps
+    # one run cluster: no interval; the report's "How many sessions" section says what to add
+    assert "**m1**: 1 of 1 cell(s) have fewer than 3 clusters, so no interval; *How many sessions*" in gaps
+    assert "## How many sessions" in text
     assert f"python -m analysis trust {run} NEW_RUN_DIR --out report/" in gaps
     assert "Weak model" not in text
 
@@ -51,7 +52,6 @@ def test_without_a_recorded_command_the_cell_names_who_played(tmp_path: Path) ->
         "`python -m trustsim +experiment=anchor model=m1 agent=synth`" in text
     )  # the anchor plays no memory
     assert "`python -m trustsim +experiment=1strike model=m1 agent=synth memory=summary`" in text
-    assert "add `runs=3` or more to the command that made it" in text
     assert "+experiment=smooth " not in text and "in one sweep" not in text
 
 
