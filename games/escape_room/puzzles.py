@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable
 from functools import cache
 
 from games.escape_room.types import Puzzle
@@ -19,35 +18,23 @@ MAX_ANSWER = 90
 _MAX_REJECTIONS = 200  # rejected draws before drawing from the enumerated remainder instead
 
 
-def _below(getrandbits: Callable[[int], int], n: int) -> int:
-    """A uniform int in [0, n): the very draw ``random.Random`` makes for ``randrange(n)``, ``randint`` and
-    ``choice`` (rejection sampling on ``getrandbits(n.bit_length())``; ``tests/escape_room`` checks they
-    agree), without their argument checks: puzzle dealing is on every game's path."""
-    k = n.bit_length()
-    r = getrandbits(k)
-    while r >= n:
-        r = getrandbits(k)
-    return r
-
-
 def _draw(rng: random.Random) -> tuple[str, int]:
-    """One candidate puzzle: the same draws as ``rng.choice("+-*/")`` then ``rng.randint`` per operand."""
-    bits = rng.getrandbits
-    op = "+-*/"[_below(bits, 4)]
+    """One candidate puzzle: an operation, then its operands (answers outside 4–90 are rejected by the caller)."""
+    op = rng.choice("+-*/")
     if op == "+":
-        a = 2 + _below(bits, 59)  # randint(2, 60)
-        b = 2 + _below(bits, MAX_ANSWER - a - 1) if a <= MAX_ANSWER - 2 else 2  # randint(2, MAX_ANSWER - a)
+        a = rng.randint(2, 60)
+        b = rng.randint(2, MAX_ANSWER - a)
         return f"{a} + {b}", a + b
     if op == "-":
-        a = MIN_ANSWER + 1 + _below(bits, 99 - MIN_ANSWER)  # randint(MIN_ANSWER + 1, 99)
-        b = 1 + _below(bits, a - MIN_ANSWER)  # randint(1, a - MIN_ANSWER)
+        a = rng.randint(MIN_ANSWER + 1, 99)
+        b = rng.randint(1, a - MIN_ANSWER)
         return f"{a} - {b}", a - b
     if op == "*":
-        a = 2 + _below(bits, 11)  # randint(2, 12)
-        b = 2 + _below(bits, MAX_ANSWER // a - 1)  # randint(2, MAX_ANSWER // a)
+        a = rng.randint(2, 12)
+        b = rng.randint(2, MAX_ANSWER // a)
         return f"{a} × {b}", a * b
-    b = 2 + _below(bits, 8)  # randint(2, 9)
-    answer = MIN_ANSWER + _below(bits, 99 // b - MIN_ANSWER + 1)  # randint(MIN_ANSWER, 99 // b)
+    b = rng.randint(2, 9)
+    answer = rng.randint(MIN_ANSWER, 99 // b)
     return f"{answer * b} ÷ {b}", answer
 
 

@@ -6,13 +6,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, overload
 
-from trustsim.records import fast_init
-
 ActionKind = Literal["pass", "verify", "volunteer"]
 SEATS: tuple[str, ...] = ("A", "B", "C", "D")
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Puzzle:
     """An arithmetic puzzle; ``index`` is 1-based (Q1..Q4)."""
@@ -36,7 +33,6 @@ class Capsule:
     endorsers: list[str] = field(default_factory=list)
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class CapsuleView:
     """The public face of a capsule."""
@@ -45,7 +41,6 @@ class CapsuleView:
     endorsers: tuple[str, ...]
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Action:
     """A requested action. ``target`` is a 1-based puzzle index; ``password`` maps puzzle index → capsule label."""
@@ -104,7 +99,6 @@ class Decision:
     cached: bool = False
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Observation:
     """Everything one seat sees at the start of a round (the same public state for all seats)."""
@@ -125,7 +119,6 @@ class Observation:
         return self.coins[self.seat]
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class VerificationReport:
     seat: str
@@ -136,7 +129,6 @@ class VerificationReport:
     endorsers: tuple[str, ...] = ()  # the capsule's endorsers right after this verification
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class RoundReport:
     """The public announcement after a round resolves."""
@@ -170,7 +162,6 @@ class RoundReport:
         return " ".join(parts)
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class GameSummary:
     """What every seat learns at game end."""

@@ -247,19 +247,6 @@ def test_a_reused_model_deals_the_same_games_as_new_models():
     assert digest(model.play_sync()) == digest(fresh) and len(model.agents) == 4
 
 
-def test_puzzle_draws_equal_the_random_module_draws():
-    """Puzzles are dealt with ``random.Random``'s own draw (``_below``), minus its argument checks."""
-    import random
-
-    from games.escape_room.puzzles import _below
-
-    for seed in range(300):
-        ours, theirs = random.Random(seed), random.Random(seed)
-        for n in (1, 2, 3, 4, 8, 11, 59, 95, 1000, 2**40 + 3):
-            assert _below(ours.getrandbits, n) == theirs.randrange(n)
-        assert ours.getrandbits(64) == theirs.getrandbits(64)
-
-
 def test_announcements_render_when_read_and_equal_the_texts():
     """An observation's history renders each round's announcement when first read (scripted games render
     none) and behaves as the tuple of the texts."""
