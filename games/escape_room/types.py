@@ -63,15 +63,17 @@ class Action:
         return Action("volunteer", password=dict(password))
 
     def describe(self) -> str:
-        """Reference-style text: ``Pass``, ``Verify: Q4``, ``Volunteer: Q1-A, Q2-B, ...``."""
-        kind = self.kind
-        if kind == "pass":
-            return "Pass"
-        if kind == "verify":
+        """Reference-style text: ``Pass``, ``Verify: Q4``, ``Volunteer: Q1-A, Q2-B, ...`` (``Volunteer`` when it
+        names no capsule: a malformed password that stays a volunteer under ``malformed_volunteer=die``)."""
+        if self.kind == "verify":
             return f"Verify: Q{self.target}"
-        password = self.password
-        if kind == "volunteer" and password:
-            return "Volunteer: " + ", ".join([password[k] for k in sorted(password)])
+        if self.kind == "volunteer":
+            password = self.password or {}
+            return (
+                "Volunteer: " + ", ".join([password[k] for k in sorted(password)])
+                if password
+                else "Volunteer"
+            )
         return "Pass"
 
 

@@ -117,6 +117,35 @@ def test_malformed_volunteer_rule(rule: str, resolved: str):
         assert report.chosen_volunteer is None
 
 
+@pytest.mark.parametrize(("rule", "resolved"), [("pass", "pass"), ("die", "volunteer")])
+def test_a_volunteer_naming_no_capsule_is_told_alike_in_events_tables_and_announcements(rule, resolved):
+    """A malformed volunteer whose password names no capsule: the decision event, decisions.csv and the round's
+    announcement agree on what it resolved as (under ``die`` it stays a volunteer; it was announced as Pass)."""
+    recorder = Recorder()
+    rec = play([Decision(Action.volunteer({}), raw_text="volunteer with no capsules")], recorder=recorder,
+               malformed_volunteer=rule)  # fmt: skip
+    event = next(e for e in recorder.events if e["type"] == "decision" and e["seat"] == "A")
+    cell = {
+        "run_id": "r",
+        "agent": "x",
+        "model": "m",
+        "memory": "none",
+        "schedule": "t",
+        "partner_slot": "fixed",
+    }
+    t = TableBuilder(cell, 0, {s: "m" for s in "ABCD"}, {s: "x" for s in "ABCD"}, set())
+    row = next(r for r in t.decision_rows(rec) if r["seat"] == "A" and r["round"] == "1")
+    assert (row["action"], row["valid"], row["invalid_reason"]) == (
+        "volunteer",
+        "false",
+        "incomplete_password",
+    )
+    assert event["action"] == "Volunteer" and not event["valid"]
+    assert row["resolved_action"] == resolved
+    assert event["resolved"] == {"pass": "Pass", "volunteer": "Volunteer"}[resolved]
+    assert rec.state.reports[0].actions["A"] == event["resolved"]
+
+
 def test_reveal_after_game_leaves_a_reveal_event():
     recorder = Recorder()
     rec = play([], recorder=recorder, reveal_after_game=True)
