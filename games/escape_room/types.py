@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, overload
+from typing import Literal, NamedTuple, overload
 
 ActionKind = Literal["pass", "verify", "volunteer"]
 SEATS: tuple[str, ...] = ("A", "B", "C", "D")
@@ -33,9 +33,8 @@ class Capsule:
     endorsers: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
-class CapsuleView:
-    """The public face of a capsule."""
+class CapsuleView(NamedTuple):
+    """The public face of a capsule (an immutable pair)."""
 
     label: str
     endorsers: tuple[str, ...]
@@ -101,7 +100,7 @@ class Decision:
     cached: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Observation:
     """Everything one seat sees at the start of a round (the same public state for all seats)."""
 
@@ -121,7 +120,7 @@ class Observation:
         return self.coins[self.seat]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class VerificationReport:
     seat: str
     puzzle: int
@@ -131,7 +130,7 @@ class VerificationReport:
     endorsers: tuple[str, ...] = ()  # the capsule's endorsers right after this verification
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RoundReport:
     """The public announcement after a round resolves."""
 
@@ -164,7 +163,7 @@ class RoundReport:
         return " ".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class GameSummary:
     """What every seat learns at game end."""
 
