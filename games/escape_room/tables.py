@@ -14,7 +14,7 @@ from trustsim.rundir import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the one 
 from trustsim.rundir.writer import cell_text
 
 if TYPE_CHECKING:  # annotations only: registering the game (discovery) does not import mesa
-    from games.escape_room.model import CapsuleTable, DecisionRecord, GameRecord
+    from games.escape_room.model import DecisionRecord, GameRecord
     from games.escape_room.rules import GameState
     from games.escape_room.types import CapsuleView
 
@@ -200,10 +200,10 @@ class TableBuilder:
             str(own),
             str(d.coins_before),
             d.requested,
-            cell_text(target),
+            "" if target is None else str(target),
             password_text(password) or "",
             _bool(d.valid),
-            cell_text(d.invalid_reason),
+            d.invalid_reason or "",
             resolved.kind,
             _bool(resolved.kind == "verify" and resolved.target == partner),
             *confidence,
@@ -212,11 +212,20 @@ class TableBuilder:
         )
 
     def _game_row(self, rec: GameRecord, game: Row, d_correct: str) -> Row:
-        """The games row; its counts are of the tested seats (not the partner's), except partner deaths."""
+        """The games row; its counts of decisions are of the tested seats (not the partner's)."""
         state = rec.state
-        tested = [d for d in rec.decisions if d.seat != PARTNER_SEAT]
-        verifies = [d for d in tested if d.resolved.kind == "verify"]
         escape_round = state.escape_round or 0
+        verifications = partner_verifications = protective = volunteers = invalid = 0
+        for d in rec.decisions:
+            if d.seat == PARTNER_SEAT:
+                continue
+            kind = d.resolved.kind
+            if kind == "verify":
+                verifications += 1
+                partner_verifications += d.resolved.target == rec.partner_puzzle
+                protective += d.round < escape_round  # a verification before the escape
+            volunteers += kind == "volunteer"
+            invalid += not d.valid
         causes = [cause for _, cause, _ in state.deaths]
         return (
             *game,
@@ -228,14 +237,14 @@ class TableBuilder:
             _bool(state.escaped),
             str(state.round),
             cell_text(state.escape_round),
-            str(len(verifies)),
-            str(sum(d.resolved.target == rec.partner_puzzle for d in verifies)),
-            str(sum(d.round < escape_round for d in verifies)),  # protective: before the escape
-            str(sum(d.resolved.kind == "volunteer" for d in tested)),
+            str(verifications),
+            str(partner_verifications),
+            str(protective),
+            str(volunteers),
             str(causes.count("wrong_password")),
             str(causes.count("no_volunteer")),
             ";".join(state.alive),
-            str(sum(not d.valid for d in tested)),
+            str(invalid),
         )
 
     def _agent_game_rows(
@@ -271,19 +280,24 @@ class TableBuilder:
         owners = state.owners
         right = _capsule_truth(state)
         game = str(rec.game)
-        defaults: dict[int, dict[int, str]] = {}  # round → puzzle → the capsule trusted by default
+        # round → puzzle → (the labels of its capsules, the capsule trusted by default), as the round's seats saw it
+        shown: dict[int, dict[int, tuple[set[str], str]]] = {}
         rows = []
         for d, confidence in forecasts:
-            views = rec.views[d.round]
-            if d.round not in defaults:
-                defaults[d.round] = {k: default_trusted(caps, owners[k]) for k, caps in views.items()}
+            table = shown.get(d.round)
+            if table is None:
+                table = shown[d.round] = {
+                    k: ({c.label for c in caps}, default_trusted(caps, owners[k]))
+                    for k, caps in rec.views[d.round].items()
+                }
             trusted = d.decision.trusted or {}
             for k in PUZZLES:
                 if k == own[d.seat]:
                     continue
+                labels, default = table[k]
                 label = trusted.get(k)
-                if label is None or not _holds(views, k, label):
-                    label = defaults[d.round][k]
+                if label not in labels:
+                    label = default
                 rows.append(
                     (
                         *self._forecaster[d.seat],
@@ -313,10 +327,14 @@ class TableBuilder:
         return [dict(zip(PREDICTION_COLUMNS, row, strict=True)) for row in self.rows(rec)["predictions"]]
 
 
+_NOT_STATED = ("",) * len(PUZZLES)
+
+
 def _confidence_cells(confidence: dict[int, Any] | None) -> Row:
     """conf_Q1 ... conf_Q4: a stated confidence per puzzle (empty where none is stated)."""
-    stated = confidence or {}
-    return tuple(cell_text(stated.get(k)) for k in PUZZLES)
+    if not confidence:
+        return _NOT_STATED
+    return tuple([cell_text(confidence.get(k)) for k in PUZZLES])
 
 
 def _capsule_truth(state: GameState) -> dict[tuple[int, str], bool]:
@@ -324,8 +342,3 @@ def _capsule_truth(state: GameState) -> dict[tuple[int, str], bool]:
     return {
         (k, c.label): c.value == state.puzzles[k].answer for k, caps in state.capsules.items() for c in caps
     }
-
-
-def _holds(views: CapsuleTable, puzzle: int, label: str) -> bool:
-    """Whether the capsule table lists ``label`` for ``puzzle``."""
-    return any(c.label == label for c in views[puzzle])
