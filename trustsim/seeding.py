@@ -68,9 +68,6 @@ class SeedTree:
         """Seed of an agent's own stream (one per seat/agent, per session)."""
         return self._seeder.seed(*path)
 
-    def agent_rng(self, *path: object) -> np.random.Generator:
-        return np.random.default_rng(self.agent(*path))
-
     def sample(self, *path: object) -> int:
         """The LLM sample index of a request stream: distinct per stream, reproducible, 31 bits."""
         return self._seeder.seed("sample", *path) >> (63 - SAMPLE_BITS)

@@ -61,9 +61,6 @@ class Subject:
             a, m = m.split(":", 1)[1], "scripted"
         return m.lower() in SCRIPTED and (a in self.agents or a.removeprefix("ipd_") in self.agents)
 
-    def families_run(self) -> set[str]:
-        return {str(r.get("game")) for r in self.runs} | ({"escape_room"} if self.reference else set())
-
 
 def _llm_roles(cfg: dict[str, Any]) -> bool:
     agent = (cfg.get("agent") or {}).get("name")

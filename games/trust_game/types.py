@@ -34,11 +34,6 @@ class PairInfo:
     population: tuple[tuple[int, int, float], ...] = ()
     partner: str = ""
 
-    @property
-    def known_rounds(self) -> int | None:
-        """The number of rounds when the horizon is known, else None."""
-        return self.horizon.rounds if self.horizon.kind == "known" else None
-
 
 @dataclass(frozen=True, slots=True)
 class Exchange:
