@@ -13,9 +13,10 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from trustsim.api import run_config
 from trustsim.config import conf_dir, to_container
 from trustsim.errors import ConfigError
-from trustsim.job import _fail_early, run_job
+from trustsim.job import _fail_early
 from trustsim.preview.argv import preview_argv, preview_requested
 from trustsim.rundir import RunDirBusy, claim_from_argv
 from trustsim.secrets import refuse_secret_overrides
@@ -38,7 +39,7 @@ def _job(cfg: DictConfig) -> int:
         _fail_early(run_dir, {}, exc, "fix the configuration")
         code = 2
     else:
-        code = run_job(plain, run_dir, list(hc.overrides.task))
+        code = run_config(plain, run_dir, list(hc.overrides.task))
         if code == 0:  # the one-screen summary (one line per job in a multirun); never fails the run
             print_summary(run_dir, single=hc.mode == RunMode.RUN)
     if code and hc.mode == RunMode.RUN:

@@ -25,8 +25,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from trustsim.config import conf_dir, to_container
 from trustsim.errors import ConfigError
+from trustsim.job import _fail_early, run_job
+from trustsim.preview import run_preview
+from trustsim.rundir import EVENTS, MANIFEST, read_events, read_manifest
 
-__all__ = ["RunResult", "compose", "load", "run"]
+__all__ = ["RunResult", "compose", "load", "run", "run_config"]
 
 
 def _overrides(experiment: str | None, overrides: Sequence[str]) -> list[str]:
@@ -91,8 +94,6 @@ class RunResult:
     def events(self) -> list[dict[str, Any]]:
         """Every readable event of ``events.jsonl``, in order (a damaged line is skipped with a warning that
         names it: the reader of :mod:`trustsim.rundir`)."""
-        from trustsim.rundir import EVENTS, read_events
-
         if not (self.run_dir / EVENTS).is_file():
             return []
         return read_events(self.run_dir)
@@ -101,8 +102,6 @@ class RunResult:
 def load(run_dir: str | os.PathLike[str]) -> RunResult:
     """Read a run directory written by the CLI or :func:`run`."""
     path = Path(run_dir)
-    from trustsim.rundir import MANIFEST, read_manifest
-
     if not (path / MANIFEST).is_file():
         return RunResult(path, "missing", {})
     manifest = read_manifest(path)  # a damaged manifest raises RunDirError (a ValueError) naming the file
@@ -125,8 +124,6 @@ def run(
     A failed job does not raise: the result's ``status`` is ``failed`` and ``failure`` says why (a
     configuration error has ``exit_code`` 2). Safe to call inside a running event loop.
     """
-    from trustsim.job import _fail_early, run_job
-
     try:
         cfg = compose(experiment, overrides)
     except ConfigError as exc:
@@ -138,7 +135,19 @@ def run(
         result.exit_code = 2
         return result
     target = Path(run_dir) if run_dir is not None else default_run_dir(str(cfg.get("name") or "default"))
-    code = run_job(cfg, target, _overrides(experiment, overrides))
+    code = run_config(cfg, target, _overrides(experiment, overrides))
     result = load(target)
     result.exit_code = code
     return result
+
+
+def run_config(
+    cfg: dict[str, Any], run_dir: str | os.PathLike[str], overrides: Sequence[str] | None = None
+) -> int:
+    """Run one composed job config into ``run_dir`` (:func:`trustsim.job.run_job`), or with ``preview=true``
+    preview it (:func:`trustsim.preview.run_preview`: sends nothing; ``run_dir`` gets ``preview.json`` only).
+    Returns the exit code."""
+    args = list(overrides) if overrides is not None else None
+    if cfg.get("preview") is True:  # send nothing; print requests, tokens, cost; no lock, manifest or table
+        return run_preview(cfg, Path(run_dir), args)
+    return run_job(cfg, Path(run_dir), args)

@@ -17,43 +17,34 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
-from trustsim.contract import game_spec
+import yaml
+from hydra.experimental.callback import Callback
+from omegaconf import OmegaConf
+
+from trustsim.api import compose
+from trustsim.config import CardOptions, conf_dir, validate_config
 from trustsim.errors import ConfigError
+from trustsim.preview import estimate as preview_estimate
+from trustsim.schema import build
 
-SIZES = ("full", "small", "smoke")
-PARTS = (
-    "anchor", "smooth", "1strike", "mid2strike", "recur",
-    "reliance", "reliance_pairs", "reliance_support",
-    "arena", "tg_trustor", "tg_trustee",
-)  # fmt: skip
+SIZES: tuple[str, ...] = get_args(get_type_hints(CardOptions)["size"])
+EXPERIMENTS = {False: ("trustcard", "card/part"), True: ("trustcard_offline", "card/offline")}
+"""offline -> (the battery's experiment, the config group of its parts)."""
 
 
-def check_card(card: Any) -> dict[str, Any]:
-    """Validate the top-level ``card`` key; returns the part of it a run keeps (size, part, family)."""
-    if not isinstance(card, dict):
-        raise ConfigError("card", f"expected a mapping (set by +experiment=trustcard), got {card!r}")
-    size = card.get("size", "full")
-    if size not in SIZES:
-        from trustsim.schema import closest
-
-        hint = closest(str(size), list(SIZES))
-        raise ConfigError(
-            "card.size",
-            f"unknown size {size!r}; expected one of {', '.join(SIZES)}"
-            + (f" (did you mean {hint}?)" if hint else ""),
-        )
-    unknown = set(card) - {"size", "part", "family", "sizes", "job_name"}
-    if unknown:
-        from trustsim.schema import unknown_key
-
-        raise unknown_key("card.", sorted(unknown)[0], ["size", "part", "family", "sizes", "job_name"])
-    out = {"size": size}
-    if "part" in card:
-        out["part"] = str(card["part"])
-        out["family"] = str(card.get("family", ""))
-    return out
+def parts(offline: bool = False) -> tuple[str, ...]:
+    """The battery's parts, in order: the sweep over its part group in ``conf/experiment/<experiment>.yaml``
+    (each part is ``conf/<group>/<part>.yaml``)."""
+    experiment, group = EXPERIMENTS[offline]
+    path = conf_dir() / "experiment" / f"{experiment}.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    swept = str(((data.get("hydra") or {}).get("sweeper") or {}).get("params", {}).get(f"+{group}", ""))
+    found = tuple(p.strip() for p in swept.split(",") if p.strip())
+    if not found:
+        raise ConfigError("card.part", f"{path} sweeps no +{group} parts")
+    return found
 
 
 @dataclass(frozen=True)
@@ -77,33 +68,28 @@ class PartPlan:
         return None if self.estimate is None else self.estimate.cost_estimate
 
 
-def _preview(cfg: dict[str, Any]) -> Any:
-    """The expected requests, tokens and cost of one part (:func:`trustsim.preview.estimate`)."""
-    from trustsim.preview import estimate
-
-    return estimate(cfg)
-
-
 def part_plan(cfg: dict[str, Any], *, estimate: bool = True) -> PartPlan:
     """The plan of one composed part config (``estimate``: ask trustsim.preview for requests and cost)."""
-    game = cfg["game"]["type"]
-    spec = game_spec(game)
+    valid = validate_config(cfg)
+    spec = valid.game
     if spec.count_decisions is None:
-        raise ConfigError("card.part", f"game {game!r} cannot plan its decisions (GameSpec.count_decisions)")
-    units, decisions, bound = spec.count_decisions(cfg)
-    part = (cfg.get("card") or {}).get("part", cfg.get("name", "?"))
-    return PartPlan(
-        str(part), game, cfg["agent"]["name"], units, decisions, bound, _preview(cfg) if estimate else None
-    )
+        raise ConfigError(
+            "card.part", f"game {spec.name!r} cannot plan its decisions (GameSpec.count_decisions)"
+        )
+    units, decisions, bound = spec.count_decisions(valid)
+    part = valid.card.part if valid.card is not None and valid.card.part else valid.root.name
+    plan_estimate = preview_estimate(cfg) if estimate else None
+    return PartPlan(part, spec.name, valid.agent.name, units, decisions, bound, plan_estimate)
 
 
 def plan(overrides: Sequence[str] = (), *, offline: bool = False, estimate: bool = True) -> list[PartPlan]:
     """Compose every part of the battery with ``overrides`` (e.g. ``["model=gpt-5.1", "card.size=small"]``)."""
-    from trustsim.api import compose
-
-    experiment, group = ("trustcard_offline", "card/offline") if offline else ("trustcard", "card/part")
+    experiment, group = EXPERIMENTS[offline]
     extra = [o for o in overrides if not o.lstrip("+").startswith(("experiment=", group + "="))]
-    return [part_plan(compose(experiment, [*extra, f"+{group}={part}"]), estimate=estimate) for part in PARTS]
+    return [
+        part_plan(compose(experiment, [*extra, f"+{group}={part}"]), estimate=estimate)
+        for part in parts(offline)
+    ]
 
 
 def _money(value: float | None) -> str:
@@ -145,12 +131,6 @@ def format_plan(plans: Sequence[PartPlan], size: str, model: str) -> str:
     return "\n".join(lines)
 
 
-try:
-    from hydra.experimental.callback import Callback
-except ImportError:  # pragma: no cover - hydra is a dependency
-    Callback = object  # type: ignore[assignment,misc]
-
-
 class BatteryPlan(Callback):  # type: ignore[misc]
     """Hydra callback of the battery experiments: print the plan before any job; refuse a non-multirun."""
 
@@ -163,19 +143,17 @@ class BatteryPlan(Callback):  # type: ignore[misc]
         sys.exit(2)
 
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
-        from omegaconf import OmegaConf
-
         overrides = list(OmegaConf.select(config, "hydra.overrides.task") or [])
         offline = any(o.lstrip("+").startswith("experiment=trustcard_offline") for o in overrides)
         try:
-            card = check_card(OmegaConf.to_container(config.card, resolve=True))
+            card = build(CardOptions, OmegaConf.to_container(config.card, resolve=True), "card")
             plans = plan(overrides, offline=offline)
         except ConfigError as exc:
             print(f"trustsim: {exc}", file=sys.stderr)
             sys.exit(2)
         model = OmegaConf.select(config, "model.name", default="?")
         who = "offline agents" if offline or plans[0].agent != "llm" else f"model {model}"
-        print(format_plan(plans, card["size"], who), flush=True)
+        print(format_plan(plans, card.size, who), flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,28 +1,36 @@
-"""Strict configuration: every group validated against its schema, and the hashes of a run and its world.
+"""Strict configuration: every group validated once, into typed objects that the run passes on.
 
-``validate_config(cfg)`` checks the composed, resolved config group by group (``game`` against its
-:class:`~trustsim.contract.GameSpec`'s options, ``agent`` against the registered agent's params, ``model``
-and ``llm`` with :mod:`trustsim.llm.config`, ``memory``/``schedule`` against the schemas the game declares),
-rejects unknown keys naming the closest valid one, runs the game's cross-field ``check`` and reports every
-setting that has no effect in the chosen combination (an error or a printed warning).
+``validate_config(cfg)`` checks the composed, resolved config group by group with the one validator
+(:mod:`trustsim.schema`): the root keys against :class:`RootOptions`, ``game`` against its
+:class:`~trustsim.contract.GameSpec`'s options, ``agent`` against the registered agent's params, the groups the
+game declares (``GameSpec.groups``), ``model`` and ``llm`` against :mod:`trustsim.llm.config` and ``card``
+against :class:`CardOptions`. It rejects unknown keys naming the closest valid one, runs the game's
+cross-group ``check`` and reports every setting that has no effect in the chosen combination (an error or a
+printed warning). The result, :class:`Validated`, holds the plain config the run records (and hashes:
+:mod:`trustsim.identity`) and the typed objects built from it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
+
 from trustsim.contract import AgentSpec, GameSpec, agent_spec, agents_for, game_spec, games
 from trustsim.errors import ConfigError
-from trustsim.schema import check_section, opt, unknown_key
-from trustsim.seeding import stable_hash
+from trustsim.llm.config import LLMConfig, ModelConfig, parse_llm_config
+from trustsim.schema import check_section, instantiate, opt, unknown_key
 
-# Keys that change how a run executes but not what it computes (left out of the config hash).
-NON_SEMANTIC_KEYS = ("hydra", "llm", "progress", "preview")
-GROUPS = ("game", "agent", "model", "memory", "schedule", "llm")
+CORE_GROUPS = ("game", "agent", "model", "llm")
+"""Config groups every job has (a game declares its own others: ``GameSpec.groups``)."""
+
+EXECUTION_GROUPS = ("hydra", "llm")
+"""Top-level keys that change how a run executes, not what it computes (left out of the config hash)."""
 
 
 @dataclass(frozen=True)
@@ -30,24 +38,53 @@ class RootOptions:
     """Top-level keys of ``conf/config.yaml`` (the groups are validated separately)."""
 
     name: str = "default"
-    seed: int = opt(0, min=0)
+    seed: int = opt(0, min=0, world=True)  # the root seed: with the game's world keys it fixes every draw
     runs: int = opt(1, min=1)
-    progress: Literal["auto", True, False] = "auto"
-    preview: bool = (
-        False  # play with a stand-in model, send nothing, print requests/tokens/cost (trustsim.preview)
-    )
+    progress: Literal["auto", True, False] = opt("auto", execution=True)
+    # play with a stand-in model, send nothing, print requests/tokens/cost (trustsim.preview)
+    preview: bool = opt(False, execution=True)
+
+    def check(self, key: str) -> None:
+        if not str(self.name).strip():
+            raise ConfigError("name", "expected a non-empty experiment name (it names the run directory)")
+
+
+@dataclass(frozen=True)
+class CardOptions:
+    """The ``card`` key of the trust-card battery (``+experiment=trustcard``; parts in ``conf/card/``).
+
+    A run keeps ``size`` and, for a part's job, ``part`` and ``family``; the size table and the job name only
+    shape the composed config."""
+
+    size: Literal["full", "small", "smoke"] = "full"
+    part: str | None = None  # the part this job plays (conf/card/part/<part>.yaml)
+    family: str = ""  # the game family of the part (the card's section)
+    sizes: dict[str, Any] = field(default_factory=dict)  # size -> the part's values at that size
+    job_name: str | None = None  # names the part's jobs (the experiment's name reads it)
+
+    def record(self) -> dict[str, Any]:
+        """What a run's config keeps of the card."""
+        kept: dict[str, Any] = {"size": self.size}
+        if self.part is not None:
+            kept.update(part=self.part, family=self.family)
+        return kept
 
 
 @dataclass
 class Validated:
-    """A validated job configuration."""
+    """A validated job configuration: the plain record and the typed objects built from it."""
 
-    cfg: dict[str, Any]  # plain, normalised config (unused groups removed)
+    cfg: dict[str, Any]  # plain, normalised config (unused groups removed): recorded and hashed
     game: GameSpec
     agent: AgentSpec
+    root: RootOptions
     options: Any  # an instance of game.options
-    agent_params: dict[str, Any]
+    groups: dict[str, Any]  # the game's other groups (GameSpec.groups), typed
+    agent_params: dict[str, Any]  # the validated agent group without its name
+    model: ModelConfig | None  # None when no agent of the job calls a model
+    llm: LLMConfig
     uses_llm: bool
+    card: CardOptions | None = None
     warnings: list[str] = field(default_factory=list)
 
 
@@ -77,8 +114,6 @@ def to_container(cfg: Any) -> dict[str, Any]:
 @functools.cache
 def default_group(group: str) -> dict[str, Any] | None:
     """The values of ``group``'s default option in ``conf/config.yaml`` (None when there is none)."""
-    import yaml
-
     root = conf_dir()
     try:
         primary = yaml.safe_load((root / "config.yaml").read_text())
@@ -90,31 +125,20 @@ def default_group(group: str) -> dict[str, Any] | None:
     return None
 
 
-def _get(cfg: dict[str, Any], path: str) -> Any:
-    node: Any = cfg
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-def _drop(cfg: dict[str, Any], path: str) -> dict[str, Any]:
-    head, _, rest = path.partition(".")
-    if head not in cfg:
-        return cfg
-    if not rest:
-        return {k: v for k, v in cfg.items() if k != head}
-    if not isinstance(cfg[head], dict):
-        return cfg
-    return {**cfg, head: _drop(cfg[head], rest)}
-
-
-def _group(cfg: dict[str, Any], name: str, example: str) -> dict[str, Any]:
+def _group(cfg: dict[str, Any], name: str, example: str = "") -> dict[str, Any]:
     value = cfg.get(name)
     if not isinstance(value, dict):
-        raise ConfigError(name, f"missing config group; choose one, e.g. {example}")
+        raise ConfigError(name, f"missing config group; choose one, e.g. {example or f'{name}=...'}")
     return value
+
+
+def _example_job() -> str:
+    """The game and agent of a registered game's example job (``game=... agent=...``), for error messages."""
+    for spec in games().values():
+        chosen = [o for o in spec.example if o.startswith(("game=", "agent="))]
+        if len(chosen) == 2:
+            return " ".join(chosen)
+    return "game=<game> agent=<agent>"
 
 
 def explicit_keys(overrides: list[str] | tuple[str, ...]) -> set[str]:
@@ -133,8 +157,6 @@ def _agent_params(
     """Validate the agent group. A key that only a same-named agent of another game reads (``agent=llm``
     shares one yaml across games), or another agent of this game (a preset's ``agent.prompt``), is dropped,
     with a warning when the user set it (``explicit``; unknown: when it is not at that agent's default)."""
-    import dataclasses
-
     own = {f.name for f in dataclasses.fields(agent.params)}
     foreign: dict[str, Any] = {}
     for game, agents in ((g, agents_for(g)) for g in games()):
@@ -164,6 +186,12 @@ def _agent_params(
         raise
 
 
+def _top_level_keys() -> list[str]:
+    """Every key the root of a config may hold: root options, core groups, every game's own groups, card."""
+    own_groups = {group for spec in games().values() for group in spec.groups}
+    return [*RootOptions.__dataclass_fields__, *CORE_GROUPS, *sorted(own_groups), "card"]
+
+
 def validate_config(cfg: dict[str, Any], overrides: list[str] | tuple[str, ...] | None = None) -> Validated:
     """Validate every group of a composed, resolved config; raise ConfigError naming the first bad key.
 
@@ -171,14 +199,15 @@ def validate_config(cfg: dict[str, Any], overrides: list[str] | tuple[str, ...] 
     (warned about) and which came with a preset or a shared group file (dropped silently)."""
     explicit = explicit_keys(overrides) if overrides is not None else None
     warnings: list[str] = []
+    valid_keys = _top_level_keys()
     for key in cfg:
-        if key not in GROUPS and key not in RootOptions.__dataclass_fields__ and key not in ("hydra", "card"):
-            raise unknown_key("", key, [*RootOptions.__dataclass_fields__, *GROUPS])
-    check_section({k: v for k, v in cfg.items() if k in RootOptions.__dataclass_fields__}, RootOptions, "")
-    if not str(cfg.get("name", "default")).strip():
-        raise ConfigError("name", "expected a non-empty experiment name (it names the run directory)")
-    game_cfg = _group(cfg, "game", "game=escape_room agent=bayes")
-    agent_cfg = _group(cfg, "agent", "game=escape_room agent=bayes")
+        if key not in valid_keys and key != "hydra":
+            raise unknown_key("", key, valid_keys)
+    root_values = check_section(
+        {k: v for k, v in cfg.items() if k in RootOptions.__dataclass_fields__}, RootOptions, ""
+    )
+    game_cfg = _group(cfg, "game", _example_job())
+    agent_cfg = _group(cfg, "agent", _example_job())
     gtype = game_cfg.get("type")
     if not isinstance(gtype, str) or not gtype:
         raise ConfigError(
@@ -186,7 +215,6 @@ def validate_config(cfg: dict[str, Any], overrides: list[str] | tuple[str, ...] 
         )
     spec = game_spec(gtype)
     options_values = check_section({k: v for k, v in game_cfg.items() if k != "type"}, spec.options, "game")
-    options = spec.options(**options_values)
     name = agent_cfg.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError("agent.name", f"expected a non-empty string, got {name!r}")
@@ -194,15 +222,16 @@ def validate_config(cfg: dict[str, Any], overrides: list[str] | tuple[str, ...] 
     params = _agent_params(agent, {k: v for k, v in agent_cfg.items() if k != "name"}, warnings, explicit)
 
     out: dict[str, Any] = {k: v for k, v in cfg.items() if k != "hydra"}
-    if "card" in out:  # the trust-card battery's part and size (trustsim/battery.py)
-        from trustsim.battery import check_card
-
-        out["card"] = check_card(out["card"])
+    card = (
+        instantiate(CardOptions, check_section(out["card"], CardOptions, "card")) if "card" in out else None
+    )
+    if card is not None:
+        out["card"] = card.record()
     out["game"] = {"type": spec.name, **options_values}
     out["agent"] = {"name": agent.name, **params}
-    for group in ("memory", "schedule"):
+    for group in sorted({g for s in games().values() for g in s.groups}):
         if group in spec.groups:
-            out[group] = check_section(_group(cfg, group, f"{group}=..."), spec.groups[group], group)
+            out[group] = check_section(_group(cfg, group), spec.groups[group], group)
         elif group in out:
             value = out.pop(group)
             if value != default_group(group):
@@ -210,35 +239,42 @@ def validate_config(cfg: dict[str, Any], overrides: list[str] | tuple[str, ...] 
     if spec.check is not None:
         warnings.extend(spec.check(out, agent) or [])
     uses_llm = spec.uses_llm(out, agent) if spec.uses_llm is not None else agent.uses_llm
-    from trustsim.llm.config import parse_llm_config, parse_model_config
-
-    parse_llm_config(out.get("llm") or {})
-    model = out.get("model")
+    llm = parse_llm_config(out.get("llm") or {})
+    model = None
     if uses_llm:
-        parse_model_config(model)
-    elif model is not None:
-        out.pop("model")
-        if model != default_group("model") and model != {"name": "scripted"}:
+        model = instantiate(ModelConfig, check_section(_model_group(out), ModelConfig, "model"))
+    elif out.get("model") is not None:
+        dropped = out.pop("model")
+        if dropped != default_group("model") and dropped != {"name": "scripted"}:
             warnings.append(
-                f"'model' ({model.get('name') if isinstance(model, dict) else model}) has no effect: "
+                f"'model' ({dropped.get('name') if isinstance(dropped, dict) else dropped}) has no effect: "
                 f"agent {agent.name!r} makes no LLM calls"
             )
-    return Validated(out, spec, agent, options, params, uses_llm, warnings)
+    # The typed objects come from the final record (the game's check may have normalised it), so what the
+    # run uses and what its manifest records never disagree.
+    return Validated(
+        cfg=out,
+        game=spec,
+        agent=agent,
+        root=instantiate(RootOptions, root_values),
+        options=spec.options_of(out),
+        groups={group: instantiate(schema, out[group]) for group, schema in spec.groups.items()},
+        agent_params=params,
+        model=model,
+        llm=llm,
+        uses_llm=uses_llm,
+        card=card,
+        warnings=warnings,
+    )
+
+
+def _model_group(cfg: dict[str, Any]) -> dict[str, Any]:
+    model = cfg.get("model")
+    if model is None:
+        raise ConfigError("model", "missing (expected a mapping)")
+    return model
 
 
 def print_warnings(warnings: list[str]) -> None:
     for message in warnings:
         print(f"trustsim: warning: {message}", file=sys.stderr)
-
-
-def config_hash(cfg: dict[str, Any], spec: GameSpec | None = None) -> str:
-    """Hash of everything that changes results: not the call layer, progress or execution settings."""
-    semantic = {k: v for k, v in cfg.items() if k not in NON_SEMANTIC_KEYS}
-    for path in spec.execution_keys if spec else ():
-        semantic = _drop(semantic, path)
-    return stable_hash(semantic)
-
-
-def world_hash(cfg: dict[str, Any], spec: GameSpec) -> str:
-    """Hash of the game's ``world_keys`` values and nothing else (the root of every world stream)."""
-    return stable_hash({"game": spec.name, **{path: _get(cfg, path) for path in spec.world_keys}})

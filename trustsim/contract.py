@@ -16,9 +16,9 @@ A game registers in ``games/<name>/__init__.py``::
 
     @dataclass(frozen=True)
     class CoinOptions:                        # the schema of the `game` group; defaults included
-        rounds: int = opt(10, min=1)          # a bad value fails: config error at 'game.rounds': must be >= 1 (got 0)
+        rounds: int = opt(10, min=1, world=True)  # world=True: part of the world (the world hash, its seeds)
         mode: Literal["a", "b"] = "a"         # choices; a misspelled key fails naming the closest valid one
-        concurrency: int = opt(8, min=1)
+        concurrency: int = opt(8, min=1, execution=True)  # how it runs, not what it computes: not hashed
 
     def _run(ctx):                            # import the runner lazily: discovery stays cheap
         from games.coin.job import run
@@ -27,12 +27,8 @@ A game registers in ``games/<name>/__init__.py``::
     register_game(GameSpec(
         name="coin",                          # conf/game/coin.yaml has `type: coin` and the option defaults
         options=CoinOptions,
-        world_keys=("seed", "game.rounds"),   # dotted config paths that define the world and nothing else
-        observation=Observation,              # the policy interface the game offers (games/coin/policy.py)
-        decision=Decision,
         tables={"moves": MOVE_COLUMNS, "predictions": PREDICTION_COLUMNS},
         run=_run,
-        execution_keys=("game.concurrency",), # how it runs, not what it computes: out of the config hash
         example=("game=coin", "agent=coin_always"),  # a small, fast, offline job: the contract tests run it
     ))
 
@@ -44,11 +40,12 @@ Its agents register in ``agents/<name>/__init__.py``::
     register_agent("coin", "coin_always", Always)               # params schema from Always.__init__
     register_agent("coin", "llm", LLMPlayer, uses_llm=True)     # or params=SomeDataclass
 
-At run time the runner gets a :class:`trustsim.job.JobContext`: ``ctx.cfg`` (validated, plain dict),
-``ctx.options`` (an instance of ``GameSpec.options``), ``ctx.agent`` (the :class:`AgentSpec`),
-``ctx.agent_params`` (validated ``agent`` group without ``name``), ``ctx.seeds`` (the seed tree:
-``world(...)``, ``agent(...)``, ``sample(...)``), ``ctx.recorder``, ``ctx.llm``, ``ctx.run_async(coro)``
-(works inside a running event loop), ``ctx.progress``, ``ctx.set_cell``, ``ctx.count``.
+At run time the runner gets a :class:`trustsim.job.JobContext`: ``ctx.options`` (an instance of
+``GameSpec.options``), ``ctx.groups`` (the game's other groups, typed), ``ctx.agent`` (the :class:`AgentSpec`),
+``ctx.agent_params`` (validated ``agent`` group without ``name``), ``ctx.runs``, ``ctx.model`` (the typed
+model config, None without an LLM), ``ctx.seeds`` (the seed tree: ``seed(...)``, ``rng(...)``,
+``sample(...)``), ``ctx.recorder``, ``ctx.llm``, ``ctx.run_async(coro)`` (works inside a running event loop),
+``ctx.progress``, ``ctx.set_cell``, ``ctx.count``; ``ctx.cfg`` is the recorded config (a plain dict).
 """
 
 from __future__ import annotations
@@ -57,6 +54,7 @@ import dataclasses
 import importlib
 import inspect
 import pkgutil
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -65,6 +63,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trustsim.errors import ConfigError
+from trustsim.schema import did_you_mean, instantiate
 
 if TYPE_CHECKING:
     from trustsim.job import JobContext
@@ -161,22 +160,20 @@ class GameSpec:
 
     Attributes:
         name: The game's name; ``conf/game/<name>.yaml`` sets ``type: <name>``.
-        options: Dataclass: the schema of the ``game`` group (fields, types, defaults, ranges via
-            :func:`trustsim.schema.opt`). Unknown keys fail naming the closest valid one.
-        world_keys: Dotted config paths that define the world (and nothing else). The world hash, hence
-            every world random stream, derives from these values only.
-        observation: What a policy sees (the game's interface type).
-        decision: What a policy returns (the game's interface type).
+        options: Dataclass: the schema of the ``game`` group (fields, types, defaults, ranges and roles via
+            :func:`trustsim.schema.opt`). Unknown keys fail naming the closest valid one. Fields marked
+            ``world=True`` (here and in ``groups``) define the world: the world hash, hence every world random
+            stream, derives from their values only (:mod:`trustsim.identity`). Fields marked
+            ``execution=True`` change how the job runs, not what it computes (concurrency): they are left out
+            of the config hash and of the world.
         tables: Table name → column names (or a schema object with ``columns``) the runner writes.
         run: The runner: ``run(ctx)`` plays the whole job into ``ctx.run_dir``.
         check: Optional cross-field rules: ``check(cfg, agent) -> list of warnings``; raises
             :class:`~trustsim.errors.ConfigError` for an error. It may normalise labels in ``cfg`` (e.g.
             a schedule pattern that differs from the named schedule is labelled ``custom``).
-        groups: Other config groups the game reads, with their schemas (e.g. ``{"memory": MemoryOptions}``).
-            A group the game does not read is left out of the run's config; a non-default value prints a
-            warning that it has no effect.
-        execution_keys: Dotted paths that change how the job runs, not what it computes (concurrency);
-            they are left out of the config hash and of the world.
+        groups: Other config groups the game reads, with their schemas (e.g. ``{"memory": MemoryOptions}``);
+            the runner gets them typed (``ctx.groups``). A group the game does not read is left out of the
+            run's config; a non-default value prints a warning that it has no effect.
         uses_llm: Optional ``uses_llm(cfg, agent) -> bool`` when more than the main agent can call a model
             (e.g. an LLM opponent); default: ``agent.uses_llm``.
         example: Overrides of a small, fast, offline job of this game (the contract tests run it).
@@ -185,9 +182,10 @@ class GameSpec:
             about a finished run of this game (read from its tables); default: the manifest's counts.
         analysis: The ``python -m analysis <subcommand>`` that analyses this game's runs (the summary's
             "next" line); empty: none.
-        count_decisions: Optional ``count_decisions(cfg) -> (units, decisions, upper_bound)``: a job's plan
-            before it runs (the trust-card battery prints it): a text such as ``"runs=5 x 11 games"``, the
-            decisions of the agent under test, and whether that number is an upper bound.
+        count_decisions: Optional ``count_decisions(valid) -> (units, decisions, upper_bound)`` of a validated
+            config (a :class:`trustsim.config.Validated`): a job's plan before it runs (the trust-card battery
+            prints it): a text such as ``"runs=5 x 11 games"``, the decisions of the agent under test, and
+            whether that number is an upper bound.
         length: Optional :class:`GameLength`, when how many requests a job makes depends on the model's
             choices (preview reports a range); default: a fixed number of requests.
         unit: Optional :class:`PlayUnit`: the game's unit of play (the run directory's event units, the
@@ -200,23 +198,23 @@ class GameSpec:
 
     name: str
     options: type
-    world_keys: tuple[str, ...]
-    observation: type
-    decision: type
     tables: Mapping[str, Any]
     run: Callable[[JobContext], None]
     check: Callable[[dict[str, Any], AgentSpec], list[str] | None] | None = None
     groups: Mapping[str, type] = field(default_factory=dict)
-    execution_keys: tuple[str, ...] = ()
     uses_llm: Callable[[dict[str, Any], AgentSpec], bool] | None = None
     example: tuple[str, ...] = ()
     description: str = ""
     summary: Callable[[Path], Any] | None = None
     analysis: str = ""
-    count_decisions: Callable[[dict[str, Any]], tuple[str, int, bool]] | None = None
+    count_decisions: Callable[[Any], tuple[str, int, bool]] | None = None
     length: GameLength | None = None
     unit: PlayUnit | None = None
     reasoning: Mapping[str, ReasoningSource] = field(default_factory=dict)
+
+    def options_of(self, cfg: Mapping[str, Any]) -> Any:
+        """The typed options of a validated config's ``game`` group (an instance of :attr:`options`)."""
+        return instantiate(self.options, {k: v for k, v in cfg["game"].items() if k != "type"})
 
     def table_columns(self, name: str) -> tuple[str, ...]:
         """Column names of one of the game's tables."""
@@ -244,8 +242,12 @@ _IMPORT_ERRORS: dict[str, str] = {}  # module → one-line error of a package th
 
 def register_game(spec: GameSpec) -> GameSpec:
     """Register a game (idempotent for the same spec object; a different spec under a taken name fails)."""
-    if not dataclasses.is_dataclass(spec.options):
-        raise TypeError(f"GameSpec {spec.name!r}: options must be a dataclass, got {spec.options!r}")
+    for key, schema in {
+        "options": spec.options,
+        **{f"groups[{g!r}]": s for g, s in spec.groups.items()},
+    }.items():
+        if not dataclasses.is_dataclass(schema):
+            raise TypeError(f"GameSpec {spec.name!r}: {key} must be a dataclass, got {schema!r}")
     with _LOCK:
         old = _GAMES.get(spec.name)
         if old is not None and old is not spec and old.run is not spec.run:
@@ -336,8 +338,6 @@ def discover() -> None:
 def _import(module: str) -> None:
     """Import a game/agent/plugin package; a broken one does not stop the others (it is reported when its
     game is asked for, and printed as a warning)."""
-    import sys
-
     try:
         importlib.import_module(module)
     except Exception as exc:
@@ -354,18 +354,19 @@ def games() -> dict[str, GameSpec]:
 
 def game_spec(name: str) -> GameSpec:
     """The registered game ``name``; a ConfigError at ``game`` (naming the closest game) if unknown."""
-    from trustsim.schema import closest
-
     known = games()
     if name not in known:
-        hint = closest(name, known)
         broken = "".join(f"; {m} failed to import: {e}" for m, e in _IMPORT_ERRORS.items() if name in m)
         raise ConfigError(
             "game",
-            f"unknown game {name!r}{f'; did you mean {hint!r}?' if hint else ''} "
-            f"(registered: {', '.join(known)}){broken}",
+            f"unknown game {name!r}{did_you_mean(name, known)} (registered: {', '.join(known)}){broken}",
         )
     return known[name]
+
+
+def game_options(cfg: Mapping[str, Any]) -> Any:
+    """The typed options of a validated config's ``game`` group (e.g. in a game's cross-field ``check``)."""
+    return game_spec(cfg["game"]["type"]).options_of(cfg)
 
 
 def agents_for(game: str) -> dict[str, AgentSpec]:
@@ -376,14 +377,11 @@ def agents_for(game: str) -> dict[str, AgentSpec]:
 
 def agent_spec(game: str, name: str, key: str = "agent") -> AgentSpec:
     """The agent ``name`` of ``game``; a ConfigError at ``key`` naming the closest agent if unknown."""
-    from trustsim.schema import closest
-
     available = agents_for(game)
     if name not in available:
-        hint = closest(name, available)
         raise ConfigError(
             key,
-            f"agent {name!r} is not available for game {game!r}"
-            f"{f'; did you mean {hint!r}?' if hint else ''} (available: {', '.join(available)})",
+            f"agent {name!r} is not available for game {game!r}{did_you_mean(name, available)} "
+            f"(available: {', '.join(available)})",
         )
     return available[name]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+RESUME_HINT = "re-run the same command to resume: stored responses are replayed, not sent again"
+"""The one advice for a run that stopped and can go on (every paid request is in the request store)."""
+
 
 class TrustsimError(Exception):
     """Base class for errors reported to the user without a traceback."""

@@ -1,27 +1,37 @@
-"""One Hydra job → one run directory: manifest lifecycle around a game's runner."""
+"""One Hydra job → one run directory: validate, identify, write the manifest, run the game's runner.
+
+:func:`run_job` takes the composed config through four steps, each once and in this order: validate it into
+typed objects (:mod:`trustsim.config`), derive the job's identity (hashes, run id, seed tree:
+:mod:`trustsim.identity`), write the manifest (:mod:`trustsim.rundir`, secrets redacted from the validated
+config), and run the game's runner with a :class:`JobContext` holding the typed objects.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import sys
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from trustsim.config import Validated, config_hash, print_warnings, validate_config, world_hash
-from trustsim.errors import ConfigError, TrustsimError
+from trustsim.config import Validated, print_warnings, validate_config
+from trustsim.errors import RESUME_HINT, ConfigError, TrustsimError
+from trustsim.identity import Identity, identify
+from trustsim.llm import build_client
+from trustsim.llm.config import ModelConfig
+from trustsim.llm.seat_model import merge_stats
 from trustsim.progress import make_progress
 from trustsim.rundir import Manifest, RunDirBusy, RunRecorder, open_run_dir, write_failed_manifest
+from trustsim.schema import instantiate
 from trustsim.secrets import protect_run, redact, redact_assignments
-from trustsim.seeding import SeedTree
+from trustsim.seeding import stable_hash
 from trustsim.versions import git_revision, package_versions
 
 T = TypeVar("T")
-
-RESUME_HINT = "re-run the same command to resume: finished requests are replayed from the request store"
 
 
 def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
@@ -61,63 +71,64 @@ def failure_of(exc: BaseException, resume: str) -> dict[str, Any]:
 
 
 class JobContext:
-    """What a game's runner gets: config, options, agent, run directory, recorder, seed tree, LLM client,
-    progress, counters (see :mod:`trustsim.contract`)."""
+    """What a game's runner gets: the typed options and groups, the agent, the model and call-layer configs,
+    the run directory, recorder, seed tree, LLM clients, progress and counters (see :mod:`trustsim.contract`).
+    ``cfg`` is the recorded config (plain; what the manifest holds and the config hash covers)."""
 
-    def __init__(self, valid: Validated, run_dir: Path, recorder: RunRecorder) -> None:
-        cfg = valid.cfg
-        self.cfg = cfg
+    def __init__(self, valid: Validated, identity: Identity, run_dir: Path, recorder: RunRecorder) -> None:
+        self.cfg = valid.cfg
         self.game = valid.game
         self.options = valid.options
+        self.groups = valid.groups
         self.agent = valid.agent
         self.agent_params = valid.agent_params
+        self.model = valid.model
+        self.llm_config = valid.llm
+        self.runs = valid.root.runs
         self.uses_llm = valid.uses_llm
         self.run_dir = run_dir
         self.recorder = recorder
-        self.config_hash = config_hash(cfg, valid.game)
-        self.world_hash = world_hash(cfg, valid.game)
-        # Deterministic: the same resolved config gives the same results, hence the same id.
-        self.run_id = f"{cfg.get('name', 'run')}-{self.config_hash[:12]}"
-        self.seeds = SeedTree(self.world_hash)
-        self.seeder = self.seeds.seeder()  # the world Seeder (historical name)
+        self.config_hash = identity.config_hash
+        self.world_hash = identity.world_hash
+        self.run_id = identity.run_id
+        self.seeds = identity.seeds()
+        self._progress = valid.root.progress
         self.cell: dict[str, Any] = {}
         self.counts: dict[str, int] = {}
         self._llm: Any = None
         self._seat_llms: dict[str, Any] = {}  # model config hash -> client of a seat's own model (llm_for)
 
-    def _build_llm(self, model: Any) -> Any:
+    def _build_llm(self, model: ModelConfig) -> Any:
         """A client for one model config with the job's ``llm`` settings (the job's and every seat's; a seat's
         client shares the job client's request store: one writer per store shard)."""
-        from trustsim.llm import build_client
-
         shared = getattr(self._llm, "store", None)
-        return build_client(model or {}, self.cfg.get("llm") or {}, job=self.config_hash, store=shared)
+        return build_client(model, self.llm_config, job=self.config_hash, store=shared)
 
     @property
     def llm(self) -> Any:
-        """The job's LLM client, built on first use from ``cfg.model`` and ``cfg.llm``."""
+        """The job's LLM client, built on first use from the ``model`` and ``llm`` configs."""
         if self._llm is None:
-            self._llm = self._build_llm(self.cfg.get("model"))
+            if self.model is None:
+                raise ConfigError("model", "no agent of this job calls a model, so it has no LLM client")
+            self._llm = self._build_llm(self.model)
         return self._llm
 
-    def llm_for(self, model: dict[str, Any] | None) -> Any:
+    def llm_for(self, model: ModelConfig | Mapping[str, Any] | None) -> Any:
         """The client of a seat's, player's or role's own model config (its model, api_base, key variable,
-        hence its own request-store keys); None or the job's ``model`` group: :attr:`llm`. One client per
-        distinct config (mixed teams, ``trustsim.llm.seat_model``)."""
+        hence its own request-store keys); None or the job's model: :attr:`llm`. One client per distinct
+        config (mixed teams, ``trustsim.llm.seat_model``). A mapping is a model config validated with the
+        job's config (a seat's resolved ``model``)."""
         main = self.llm  # built first: seat clients share its request store
-        if not model or model == self.cfg.get("model"):
+        config = instantiate(ModelConfig, model) if isinstance(model, Mapping) else model
+        if config is None or config == self.model:
             return main
-        from trustsim.seeding import stable_hash
-
-        key = stable_hash(model)
+        key = stable_hash(dataclasses.asdict(config))
         if key not in self._seat_llms:
-            self._seat_llms[key] = self._build_llm(model)
+            self._seat_llms[key] = self._build_llm(config)
         return self._seat_llms[key]
 
     def llm_stats(self) -> dict[str, Any] | None:
         """Calls, cache hits, tokens and cost of the job's LLM clients (None when no client was built)."""
-        from trustsim.llm.seat_model import merge_stats
-
         return merge_stats(self._llm, list(self._seat_llms.values()))
 
     def close_llm(self) -> None:
@@ -136,7 +147,7 @@ class JobContext:
         return run_coroutine(coro)
 
     def progress(self, total: int, desc: str) -> Any:
-        return make_progress(total, desc, self.cfg.get("progress", "auto"))
+        return make_progress(total, desc, self._progress)
 
     def set_cell(self, **keys: Any) -> None:
         self.cell.update(keys)
@@ -145,17 +156,19 @@ class JobContext:
         self.counts[name] = self.counts.get(name, 0) + n
 
 
-def job_manifest(run_dir: Path, cfg: dict[str, Any], ctx: JobContext) -> Manifest:
-    """The job's manifest (``status: running``), with provenance; see :class:`trustsim.rundir.Manifest`."""
+def job_manifest(run_dir: Path, valid: Validated, identity: Identity) -> Manifest:
+    """The job's manifest (``status: running``), with provenance and secrets redacted from the validated
+    config; see :class:`trustsim.rundir.Manifest`."""
+    cfg = valid.cfg
     return Manifest(
         run_dir,
-        run_id=ctx.run_id,
-        game=cfg["game"]["type"],
+        run_id=identity.run_id,
+        game=valid.game.name,
         experiment=cfg.get("name"),
         seed=cfg.get("seed"),
         runs=cfg.get("runs"),
-        config_hash=ctx.config_hash,
-        world_hash=ctx.world_hash,
+        config_hash=identity.config_hash,
+        world_hash=identity.world_hash,
         config=redact(cfg),
         versions=package_versions(),
         git=git_revision(),
@@ -170,12 +183,9 @@ def _fail_early(run_dir: Path, cfg: dict[str, Any], exc: BaseException, resume: 
 def run_job(cfg: dict[str, Any], run_dir: Path, overrides: list[str] | None = None) -> int:
     """Validate, run the game's runner, and leave a manifest whatever happens. Returns an exit code:
     0 complete, 2 configuration error, 3 run failure (resumable), 1 unexpected error, 5 run directory in use
-    by another job (nothing written), 130 interrupted."""
+    by another job (nothing written), 130 interrupted. (A preview, ``preview=true``, is no job:
+    :func:`trustsim.api.run_config` sends it to :mod:`trustsim.preview`.)"""
     run_dir = Path(run_dir)
-    if cfg.get("preview") is True:  # send nothing; print requests, tokens, cost; no lock, manifest or table
-        from trustsim.preview import run_preview
-
-        return run_preview(cfg, run_dir, overrides)
     try:
         lock, notes = open_run_dir(run_dir)
     except RunDirBusy as exc:
@@ -192,23 +202,25 @@ def run_job(cfg: dict[str, Any], run_dir: Path, overrides: list[str] | None = No
 def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str], overrides: list[str] | None) -> int:
     """:func:`run_job` while holding the run directory's lock."""
     logging.getLogger("MESA").setLevel(logging.WARNING)  # Mesa logs every step at INFO
-    protect_run(cfg, run_dir)  # key variables redacted everywhere; Hydra's saved files scrubbed
     try:
         valid = validate_config(cfg, overrides)
     except ConfigError as exc:
+        protect_run(cfg, run_dir)  # key variables redacted everywhere; Hydra's saved files scrubbed
         print(f"trustsim: {exc}", file=sys.stderr)
         _fail_early(run_dir, cfg, exc, "fix the configuration")
         return 2
+    protect_run(valid.cfg, run_dir)
     print_warnings(valid.warnings)
-    recorder = RunRecorder(run_dir)
-    ctx = JobContext(valid, run_dir, recorder)
-    manifest = job_manifest(run_dir, valid.cfg, ctx)
+    identity = identify(valid)
+    manifest = job_manifest(run_dir, valid, identity)
     for note in notes:
         manifest.note(note)
     manifest.data["warnings"] = list(valid.warnings)
     manifest.write()
+    recorder = RunRecorder(run_dir)
+    ctx = JobContext(valid, identity, run_dir, recorder)
     recorder.event(
-        "run_start", run_id=manifest.run_id, config_hash=ctx.config_hash, world_hash=ctx.world_hash
+        "run_start", run_id=identity.run_id, config_hash=identity.config_hash, world_hash=identity.world_hash
     )
     code = 0
     failure: dict[str, Any] | None = None

@@ -1,9 +1,14 @@
-"""One validator for every config group, generated from the group's dataclass schema.
+"""The one validator: every config group is a dataclass schema, validated into a typed object.
 
 Field types: ``int``, ``float``, ``bool``, ``str``, ``X | None``, ``Literal[...]`` (choices),
-``list[...]``/``tuple[...]``, ``dict``, ``Any`` and nested dataclasses. Ranges and notes go in the field's
-metadata with :func:`opt`. Every error names the full key: ``config error at 'game.coins': must be >= 0
-(got -1)``; an unknown key names the closest valid one.
+``list[...]``/``tuple[...]``, ``dict``/``dict[str, X]``, ``Any`` and nested dataclasses. Ranges and roles go in
+the field's metadata with :func:`opt`: ``min``/``max``, ``world`` (the value defines the game's world: it
+enters the world hash, hence every world random stream) and ``execution`` (how a job runs, not what it
+computes: left out of the config hash). A schema may define ``check(self, key)``: cross-field rules, run on
+the validated object, raising :class:`~trustsim.errors.ConfigError` naming the key.
+
+Every error names the full key: ``config error at 'game.coins': must be >= 0 (got -1)``; an unknown key names
+the closest valid one (:func:`did_you_mean`, the one place such hints are worded).
 """
 
 from __future__ import annotations
@@ -12,15 +17,36 @@ import dataclasses
 import difflib
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 from trustsim.errors import ConfigError
 
+CHECK_HOOK = "check"
+"""Name of a schema's optional cross-field hook: ``def check(self, key: str) -> None``."""
 
-def opt(default: Any = dataclasses.MISSING, *, min: float | None = None, max: float | None = None) -> Any:
-    """A schema field with a default and an optional range: ``coins: int = opt(4, min=0)``."""
+
+def opt(
+    default: Any = dataclasses.MISSING,
+    *,
+    min: float | None = None,
+    max: float | None = None,
+    world: bool = False,
+    execution: bool = False,
+) -> Any:
+    """A schema field with a default, an optional range and its role: ``coins: int = opt(4, min=0, world=True)``.
+
+    Args:
+        default: The default value (a list, dict or set is copied for every instance).
+        min: Smallest accepted number.
+        max: Largest accepted number.
+        world: The value defines the world (it enters the world hash; see :func:`world_fields`).
+        execution: The value changes how a job runs, not what it computes (left out of the config hash).
+    """
+    if world and execution:
+        raise ValueError("a field cannot be both a world key and an execution setting")
     meta = {k: v for k, v in (("min", min), ("max", max)) if v is not None}
+    meta.update({k: True for k, v in (("world", world), ("execution", execution)) if v})
     if isinstance(default, list | dict | set):
         return dataclasses.field(default_factory=lambda d=default: type(d)(d), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
@@ -32,12 +58,25 @@ def closest(name: str, valid: Iterable[str]) -> str | None:
     return matches[0] if matches else None
 
 
+def did_you_mean(name: str, valid: Iterable[str], shown: Callable[[str], str] = repr) -> str:
+    """``"; did you mean 'x'?"`` naming the valid name closest to ``name``, or ``""`` when none is close.
+
+    ``shown`` words the suggestion (default: quoted), e.g. ``lambda h: f"'game.{h}'"`` or
+    ``lambda h: f"agent={h}"``."""
+    hint = closest(name, valid)
+    return f"; did you mean {shown(hint)}?" if hint is not None else ""
+
+
 def unknown_key(key: str, name: str, valid: Iterable[str]) -> ConfigError:
     """The uniform error for an unknown key: names the key and the closest valid one."""
     valid = sorted(valid)
-    hint = closest(name, valid)
-    suggestion = f"; did you mean '{key}{hint}'?" if hint else ""
+    suggestion = did_you_mean(name, valid, lambda hint: f"'{key}{hint}'")
     return ConfigError(f"{key}{name}", f"unknown key{suggestion} (valid keys: {', '.join(valid) or 'none'})")
+
+
+def fields_with(schema: type, role: str) -> Iterator[str]:
+    """Names of the schema's fields marked with ``role`` (``world`` or ``execution``) in :func:`opt`."""
+    return (f.name for f in dataclasses.fields(schema) if f.metadata.get(role))
 
 
 def _describe(hint: Any) -> str:
@@ -116,7 +155,10 @@ def _check(value: Any, hint: Any, key: str) -> Any:
     if origin is dict or hint is dict:
         if not isinstance(value, dict):
             raise ConfigError(key, f"expected a mapping, got {value!r}")
-        return value
+        args = typing.get_args(hint)
+        if len(args) != 2 or args[1] is Any:
+            return value
+        return {k: _check(v, args[1], f"{key}.{k}") for k, v in value.items()}
     if dataclasses.is_dataclass(hint):
         if not isinstance(value, Mapping):
             raise ConfigError(key, f"expected a mapping, got {value!r}")
@@ -128,6 +170,9 @@ def _check(value: Any, hint: Any, key: str) -> Any:
 
 def check_section(data: Mapping[str, Any], schema: type, key: str) -> dict[str, Any]:
     """Validate ``data`` against the dataclass ``schema``; return the values with defaults filled in.
+
+    Nested dataclass fields come back as instances. The schema's ``check(self, key)`` hook (if any) runs on
+    the validated values.
 
     Args:
         data: The group's values (a plain mapping).
@@ -161,21 +206,39 @@ def check_section(data: Mapping[str, Any], schema: type, key: str) -> dict[str, 
             if hi is not None and value > hi:
                 raise ConfigError(sub, f"must be <= {hi} (got {value})")
         out[name] = value
+    hook = getattr(schema, CHECK_HOOK, None)
+    if hook is not None:
+        hook(schema(**out), key)
     return out
+
+
+def instantiate(schema: type, values: Mapping[str, Any]) -> Any:
+    """An instance of ``schema`` from values that were validated (:func:`check_section`), possibly normalised
+    since: nothing is checked again; a nested dataclass field given as a mapping is instantiated too, and a
+    field left out takes its default."""
+    hints = typing.get_type_hints(schema, include_extras=False)
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(schema):
+        if f.name not in values:
+            continue
+        value = values[f.name]
+        nested = _dataclass_of(hints[f.name])
+        if nested is not None and isinstance(value, Mapping):
+            value = instantiate(nested, value)
+        kwargs[f.name] = value
+    return schema(**kwargs)
+
+
+def _dataclass_of(hint: Any) -> type | None:
+    """The dataclass a field holds (also inside ``X | None``), else None."""
+    if dataclasses.is_dataclass(hint):
+        return hint  # type: ignore[return-value]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        found = [a for a in typing.get_args(hint) if dataclasses.is_dataclass(a)]
+        return found[0] if len(found) == 1 else None
+    return None
 
 
 def build(schema: type, data: Mapping[str, Any], key: str) -> Any:
     """Validate ``data`` and return an instance of ``schema``."""
-    values = check_section(data, schema, key)
-    return schema(**values)
-
-
-def defaults(schema: type) -> dict[str, Any]:
-    """The schema's default values (fields without a default are left out)."""
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(schema):
-        if f.default is not dataclasses.MISSING:
-            out[f.name] = f.default
-        elif f.default_factory is not dataclasses.MISSING:
-            out[f.name] = f.default_factory()
-    return out
+    return instantiate(schema, check_section(data, schema, key))

@@ -40,33 +40,30 @@ SAMPLE_BITS = 31
 class SeedTree:
     """The one seed tree of a job: every random stream derives here.
 
-    The root is the world hash (the values of the game's ``world_keys`` only), so registering an agent or
-    changing an execution setting (concurrency, progress, launcher) changes no stream. Three branches:
+    The root is the world hash (the values of the game's world keys only), so registering an agent or
+    changing an execution setting (concurrency, progress, launcher) changes no stream. A stream is named by
+    its path, and the path says whose it is:
 
-    - ``world(*path)``: the world (puzzles, partner behaviour, drawn lengths, feedback): the same for every
-      agent and model on the same seed (common random numbers). Paths such as ``("session", 0, "game", 3)``.
-    - ``agent(*path)``: an agent's own randomness, per seat/agent stream: ``("session", 0, "seat", "A")``.
-    - ``sample(*path)``: the LLM sample index of a request stream (part of the request-store key):
-      ``("session", 0, "seat", "A")``; a 31-bit integer.
+    - world streams (puzzles, partner behaviour, drawn lengths, feedback), the same for every agent and model
+      on the same seed (common random numbers), are named by what they draw: ``("session", 0, "game", 3)``;
+    - an agent's own randomness is named by whose it is: ``("session", 0, "seat", "A")``;
+    - ``sample(*path)``: the LLM sample index of a request stream (part of the request-store key), in its own
+      branch: ``("session", 0, "seat", "A")``; a 31-bit integer.
 
-    The world and agent branches keep the historical key paths of :class:`Seeder`, so ``world(...)`` and
-    ``agent(...)`` equal ``Seeder(root).seed(...)`` for their paths.
+    ``seed(*path)`` equals ``Seeder(root).seed(*path)`` (the historical key paths).
     """
 
     def __init__(self, world_hash: str) -> None:
         self.root = world_hash
         self._seeder = Seeder(world_hash)
 
-    def world(self, *path: object) -> int:
-        """Seed of a world stream (independent of agents, models and execution settings)."""
+    def seed(self, *path: object) -> int:
+        """The 63-bit seed of the stream named ``path``."""
         return self._seeder.seed(*path)
 
-    def world_rng(self, *path: object) -> np.random.Generator:
-        return np.random.default_rng(self.world(*path))
-
-    def agent(self, *path: object) -> int:
-        """Seed of an agent's own stream (one per seat/agent, per session)."""
-        return self._seeder.seed(*path)
+    def rng(self, *path: object) -> np.random.Generator:
+        """A generator of the stream named ``path``."""
+        return np.random.default_rng(self.seed(*path))
 
     def sample(self, *path: object) -> int:
         """The LLM sample index of a request stream: distinct per stream, reproducible, 31 bits."""

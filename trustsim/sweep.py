@@ -15,8 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
+
+from trustsim.preview import sweep_total
+from trustsim.schema import did_you_mean
 
 MAX_DIRNAME = 100
 JOBS_FILE = "jobs.csv"
@@ -36,8 +40,6 @@ GROUP_OVERRIDE = re.compile(r"^(\+{0,2})(?P<group>[A-Za-z_]+)=(?P<option>[A-Za-z
 def check_group_choices(argv: list[str], conf: Path) -> None:
     """Refuse an unknown group option (``agent=nope``, ``+experiment=nope``) before Hydra runs: exit 2,
     naming the group, the closest option and the available ones. Sweep values and globs are left to Hydra."""
-    from trustsim.schema import closest
-
     for arg in argv:
         match = GROUP_OVERRIDE.match(arg)
         if not match or not (conf / match["group"]).is_dir():
@@ -46,10 +48,10 @@ def check_group_choices(argv: list[str], conf: Path) -> None:
         available = sorted(p.stem for p in (conf / group).glob("*.yaml"))
         if option in available:
             continue
-        hint = closest(option, available)
+        hint = did_you_mean(option, available, lambda h: f"{group}={h}")  # noqa: B023 - used at once
         print(
-            f"trustsim: config error at '{group}': unknown option {option!r}"
-            f"{f'; did you mean {group}={hint}?' if hint else ''} (available: {', '.join(available)})",
+            f"trustsim: config error at '{group}': unknown option {option!r}{hint} "
+            f"(available: {', '.join(available)})",
             file=sys.stderr,
         )
         sys.exit(2)
@@ -97,8 +99,6 @@ def read_jobs(sweep_dir: Path) -> list[dict[str, Any]]:
                 manifest = {"status": "unreadable"}
         overrides = ""
         if overrides_path.exists():
-            import yaml
-
             overrides = " ".join(yaml.safe_load(overrides_path.read_text()) or [])
         failure = manifest.get("failure") or {}
         num = job_dir.name.split("_", 1)[0]
@@ -129,8 +129,6 @@ class SweepReport(Callback):
         if not sweep_dir.is_dir():
             return
         if config.get("preview") is True:  # a previewed sweep: the total of its jobs' estimates
-            from trustsim.preview import sweep_total
-
             if sweep_total(sweep_dir):
                 sys.exit(1)
             return

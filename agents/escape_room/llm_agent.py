@@ -33,13 +33,13 @@ from agents.escape_room.llm_prompt import (
 from agents.escape_room.reference_announce import end_of_game, grown_labels, round_announcement
 from agents.escape_room.reference_memory import ReferenceMemory
 from agents.escape_room.reference_parse import decision_action, extract_decision, solve_answer
+from games.escape_room.options import PROMPT_STYLES
 from games.escape_room.types import SEATS, Decision, GameSummary, Observation, Puzzle, RoundReport
 from trustsim.errors import ConfigError
-from trustsim.llm import ModelConfig, parse_model_config
-from trustsim.llm.decision import DecisionKit
+from trustsim.llm import ModelConfig
+from trustsim.llm.decision import DecisionKit, model_config
 
 RAW_MAX_CHARS = 20_000  # longer model answers are recorded cut to this length (with a marker)
-PROMPT_STYLES = ("reference", "trustsim")
 _REASONING = re.compile(r"^\s*REASONING:\s*(.*)", re.IGNORECASE | re.DOTALL | re.MULTILINE)
 
 
@@ -119,6 +119,8 @@ class LLMAgent(EscapeRoomPolicy):
         if self._model is not None:
             return self._model.name
         model = self.services.model
+        if isinstance(model, ModelConfig):
+            return model.name
         return str(model.get("name")) if isinstance(model, dict) and model.get("name") else "unknown"
 
     @property
@@ -135,12 +137,9 @@ class LLMAgent(EscapeRoomPolicy):
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def start_session(self, seat: str, rng: np.random.Generator | int, services: Services) -> None:
-        model = services.model
-        if not isinstance(model, dict) or not model.get("litellm_model"):
-            raise ConfigError("model", "the llm agent needs a language model; choose one, e.g. model=smollm2")
+        self._model = model_config(services.model)
         if services.llm is None:
             raise ConfigError("model", "no LLM client was built for the llm agent")
-        self._model = parse_model_config(model)
         pinned = getattr(self._model, "prompt", None)
         if pinned:
             self.prompt = pinned

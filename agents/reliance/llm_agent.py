@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from agents.reliance.base import Choice, DecisionView, ReliancePolicy
 from agents.reliance.parse import Parsed, answer_schema, read_answer
+from trustsim.llm.config import ModelConfig
 from trustsim.llm.decision import DecisionKit
 
 SYSTEM_PROMPT = (
@@ -54,8 +55,10 @@ class LLMAgent(ReliancePolicy):
     def model_name(self) -> str:
         if self.kit is not None:
             return self.kit.model.name
-        model = getattr(self.services, "model", None) or {}
-        return str(model.get("name", "unknown"))
+        model = getattr(self.services, "model", None)
+        if isinstance(model, ModelConfig):
+            return model.name
+        return str((model or {}).get("name", "unknown"))
 
     @property
     def sample(self) -> int:

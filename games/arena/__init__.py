@@ -9,7 +9,6 @@ from games.arena.plan import UNIT, count_decisions
 from games.arena.reasoning import REASONING
 from games.arena.summary import summarize
 from games.arena.tables import MATCH_COLUMNS, MOVE_COLUMNS, PREDICTION_COLUMNS
-from games.arena.types import Decision, View
 from trustsim.contract import GameSpec, register_game
 
 if TYPE_CHECKING:
@@ -32,19 +31,6 @@ SPEC = register_game(
     GameSpec(
         name="arena",
         options=ArenaGame,
-        world_keys=(
-            "seed",
-            "game.rounds",
-            "game.horizon",
-            "game.continuation",
-            "game.reward",
-            "game.punishment",
-            "game.sucker",
-            "game.temptation",
-            "game.noise",
-        ),
-        observation=View,
-        decision=Decision,
         tables={"moves": MOVE_COLUMNS, "matches": MATCH_COLUMNS, "predictions": PREDICTION_COLUMNS},
         run=_run,
         summary=summarize,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.arena.model import SEATS, ArenaModel, MatchRecord, RoundRecord
-from games.arena.options import ArenaOptions, PlayerSpec, is_model_ref, options_from_config
+from games.arena.options import ArenaOptions, PlayerSpec, arena_options, config_options, is_model_ref
 from games.arena.policy import ArenaPlayer
 from games.arena.tables import (
     MATCH_COLUMNS,
@@ -19,6 +19,7 @@ from games.arena.tables import (
     prediction_rows,
 )
 from trustsim.job import JobContext
+from trustsim.llm.config import ModelConfig
 from trustsim.llm.seat_model import resolve_model
 
 TABLES = {"moves": MOVE_COLUMNS, "matches": MATCH_COLUMNS, "predictions": PREDICTION_COLUMNS}
@@ -26,7 +27,7 @@ TABLES = {"moves": MOVE_COLUMNS, "matches": MATCH_COLUMNS, "predictions": PREDIC
 
 def check(cfg: dict[str, Any], agent: Any) -> list[str]:
     """Fail at start, naming the key: options, agent names and their parameters."""
-    options = options_from_config(cfg)
+    options = config_options(cfg, agent)
     for spec in options.field_:
         spec.build()
     _pin_player_models(cfg["game"])
@@ -68,19 +69,18 @@ def plan_matches(options: ArenaOptions, runs: int) -> list[MatchPlan]:
     return plans
 
 
-def _model_name(cfg: dict[str, Any]) -> str:
-    model = cfg.get("model") or {}
-    return str(model.get("name") or "unknown")
+def _model_name(model: ModelConfig | None) -> str:
+    return model.name if model is not None else "unknown"
 
 
-def _cell_model(cfg: dict[str, Any], options: ArenaOptions) -> str:
+def _cell_model(model: ModelConfig | None, options: ArenaOptions) -> str:
     """The model(s) under test for the manifest cell: the LLM players' models, else ``scripted``."""
     specs = options.field_[:1] if options.mode == "match" else options.field_
     models = set()
     for spec in specs:
         player = spec.build()
         if player.classifier.get("uses_llm"):
-            models.add(str(spec.model_name or _model_name(cfg)))
+            models.add(str(spec.model_name or _model_name(model)))
     return "+".join(sorted(models)) or "scripted"
 
 
@@ -91,7 +91,7 @@ class MatchRunner:
         self.ctx = ctx
         self.options = options
         self.plan = plan
-        self.seed = ctx.seeds.world("session", plan.session, "pairing", plan.pairing)
+        self.seed = ctx.seeds.seed("session", plan.session, "pairing", plan.pairing)
         players: list[ArenaPlayer] = [spec.build() for spec in plan.specs]
         for seat, player, spec in zip(SEATS, players, plan.specs, strict=True):
             if player.classifier.get("uses_llm"):
@@ -99,7 +99,7 @@ class MatchRunner:
                 if spec.model is not None:  # its own client (model, api_base, key variable)
                     player.bind(ctx.llm_for(spec.model), None, sample)  # type: ignore[attr-defined]
                 else:
-                    player.bind(ctx.llm, _model_name(ctx.cfg), sample)  # type: ignore[attr-defined]
+                    player.bind(ctx.llm, _model_name(ctx.model), sample)  # type: ignore[attr-defined]
         self.players = (players[0], players[1])
         self.model = ArenaModel(
             seed=self.seed,
@@ -190,18 +190,17 @@ class MatchRunner:
 
 def run(ctx: JobContext) -> None:
     """Play every planned match and write moves.csv, matches.csv and predictions.csv."""
-    cfg = ctx.cfg
-    options = options_from_config(cfg)
+    options = arena_options(ctx.options, ctx.agent, ctx.agent_params)
     ctx.set_cell(
-        agent=cfg["agent"]["name"],
-        model=_cell_model(cfg, options),
+        agent=ctx.agent.name,
+        model=_cell_model(ctx.model, options),
         opponent=options.field_[1].name if options.mode == "match" else "tournament",
         temptation=options.payoffs.T,
         horizon=options.horizon.kind,
         noise=options.noise,
         identity=options.identity,
     )
-    plans = plan_matches(options, cfg["runs"])
+    plans = plan_matches(options, ctx.runs)
     writers = {name: ctx.recorder.table(name, cols) for name, cols in TABLES.items()}
     bar = ctx.progress(len(plans), f"arena {options.mode}")
 
@@ -213,7 +212,7 @@ def run(ctx: JobContext) -> None:
         ctx.count("decisions", len(rows["moves"]))
         bar.update(1)
 
-    ctx.count("sessions", cfg["runs"])
+    ctx.count("sessions", ctx.runs)
     try:
         if not any(spec.build().is_async for spec in options.field_):
             for plan in plans:  # one match at a time: its events, then its rows

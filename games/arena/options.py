@@ -7,11 +7,10 @@ from typing import Any, Literal
 
 from games.arena.policy import ArenaPlayer
 from games.arena.rules import Horizon, InvalidRule, Payoffs
-from trustsim.contract import AgentSpec, agent_spec, agents_for
+from trustsim.contract import AgentSpec, agent_spec, agents_for, game_options
 from trustsim.errors import ConfigError
 from trustsim.llm.seat_model import resolve_model
 from trustsim.schema import check_section, opt
-from trustsim.validate import get_bool, get_choice, get_float, get_int
 
 GAME = "arena"
 
@@ -27,14 +26,14 @@ class ArenaGame:
         default_factory=list
     )  # tournament: agent names / mappings; [] = every scripted player
     self_play: bool = False
-    rounds: int = opt(20, min=1)
-    horizon: Literal["announced", "unknown"] = "announced"
-    continuation: float = opt(0.95, min=0.0, max=0.999999)
-    reward: float = 3.0
-    punishment: float = 1.0
-    sucker: float = 0.0
-    temptation: float = 5.0
-    noise: float = opt(0.0, min=0.0, max=1.0)
+    rounds: int = opt(20, min=1, world=True)
+    horizon: Literal["announced", "unknown"] = opt("announced", world=True)
+    continuation: float = opt(0.95, min=0.0, max=0.999999, world=True)
+    reward: float = opt(3.0, world=True)
+    punishment: float = opt(1.0, world=True)
+    sucker: float = opt(0.0, world=True)
+    temptation: float = opt(5.0, world=True)
+    noise: float = opt(0.0, min=0.0, max=1.0, world=True)
     opponent_identity: Literal["named", "anonymous"] = "named"
     invalid_move: Literal["repeat", "cooperate", "defect"] = "repeat"
 
@@ -92,7 +91,7 @@ class ArenaOptions:
         return [(i, j) for i in range(n) for j in range(i, n) if i != j or self.self_play]
 
 
-def _spec(entry: Any, key: str, params: dict[str, Any] | None = None) -> PlayerSpec:
+def _spec(entry: Any, key: str) -> PlayerSpec:
     if isinstance(entry, str):
         name, raw = entry, {}
     elif isinstance(entry, dict) and isinstance(entry.get("name"), str):
@@ -101,10 +100,9 @@ def _spec(entry: Any, key: str, params: dict[str, Any] | None = None) -> PlayerS
         raise ConfigError(key, f"expected an agent name or a mapping with 'name', got {entry!r}")
     agent = agent_spec(GAME, name, key)
     own = None
-    if params is None and agent.uses_llm and is_model_ref(raw.get("model")):
+    if agent.uses_llm and is_model_ref(raw.get("model")):
         own = resolve_model(raw.pop("model"), f"{key}.model")  # its own client: model, api_base, key
-    values = params if params is not None else check_section(raw, agent.params, key)
-    return PlayerSpec(name, agent, values, key, own)
+    return PlayerSpec(name, agent, check_section(raw, agent.params, key), key, own)
 
 
 def is_model_ref(value: Any) -> bool:
@@ -119,53 +117,41 @@ def _scripted_field() -> list[PlayerSpec]:
 
 def uses_llm(cfg: dict[str, Any], agent: AgentSpec) -> bool:
     """Whether any player of the job calls a model (the agent, the opponent or a tournament entrant)."""
-    return any(spec.agent.uses_llm for spec in options_from_config(cfg).field_)
+    return any(spec.agent.uses_llm for spec in config_options(cfg, agent).field_)
 
 
 def _defaults(spec: PlayerSpec) -> dict[str, Any]:
     return check_section({}, spec.agent.params, spec.key)
 
 
-def options_from_config(cfg: dict[str, Any]) -> ArenaOptions:
-    """Validate ``cfg.game`` (and ``cfg.agent``) and build the options."""
-    game = cfg["game"]
-    p = "game."
-    mode = get_choice(game, "mode", ["match", "tournament"], p)
-    agent_cfg = dict(cfg.get("agent") or {})
-    main = _spec(agent_cfg["name"], "agent", {k: v for k, v in agent_cfg.items() if k != "name"})
-    if mode == "match":
-        opponent = _spec(game.get("opponent"), "game.opponent")
-        field_: list[PlayerSpec] = [main, opponent]
+def arena_options(game: ArenaGame, agent: AgentSpec, params: dict[str, Any]) -> ArenaOptions:
+    """The job's field, payoffs and horizon from the validated ``game`` group and the ``agent`` group's agent."""
+    main = PlayerSpec(agent.name, agent, dict(params), "agent")
+    if game.mode == "match":
+        field_: list[PlayerSpec] = [main, _spec(game.opponent, "game.opponent")]
     else:
-        players = game.get("players") or []
-        if not isinstance(players, list):
-            raise ConfigError("game.players", f"expected a list of agents, got {players!r}")
-        field_ = [_spec(e, f"game.players[{i}]") for i, e in enumerate(players)] or _scripted_field()
+        field_ = [_spec(e, f"game.players[{i}]") for i, e in enumerate(game.players)] or _scripted_field()
         if main.name not in {s.name for s in field_} or main.params != _defaults(main):
             field_.insert(0, main)
-        if len(field_) < 2 and not game.get("self_play"):
+        if len(field_) < 2 and not game.self_play:
             raise ConfigError("game.players", "a tournament needs at least 2 players (or self_play: true)")
     try:
-        payoffs = Payoffs(
-            R=get_float(game, "reward", p),
-            P=get_float(game, "punishment", p),
-            S=get_float(game, "sucker", p),
-            T=get_float(game, "temptation", p),
-        )
+        payoffs = Payoffs(R=game.reward, P=game.punishment, S=game.sucker, T=game.temptation)
     except ValueError as exc:
         raise ConfigError("game.temptation", str(exc)) from None
-    horizon = Horizon(
-        get_choice(game, "horizon", ["announced", "unknown"], p),
-        get_int(game, "rounds", p, minimum=1),
-        get_float(game, "continuation", p, minimum=0.0, maximum=0.999999),
-    )
     return ArenaOptions(
-        mode=mode,
+        mode=game.mode,
         field_=tuple(field_),
         payoffs=payoffs,
-        horizon=horizon,
-        noise=get_float(game, "noise", p, minimum=0.0, maximum=1.0),
-        named=get_choice(game, "opponent_identity", ["named", "anonymous"], p) == "named",
-        invalid_rule=get_choice(game, "invalid_move", ["repeat", "cooperate", "defect"], p),  # type: ignore[arg-type]
-        self_play=get_bool(game, "self_play", p),
+        horizon=Horizon(game.horizon, game.rounds, game.continuation),
+        noise=game.noise,
+        named=game.opponent_identity == "named",
+        invalid_rule=game.invalid_move,
+        self_play=game.self_play,
     )
+
+
+def config_options(cfg: dict[str, Any], agent: AgentSpec) -> ArenaOptions:
+    """:func:`arena_options` of a validated config (the cross-field check reads it)."""
+    params = {k: v for k, v in (cfg.get("agent") or {}).items() if k != "name"}
+    return arena_options(game_options(cfg), agent, params)

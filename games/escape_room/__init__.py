@@ -9,7 +9,6 @@ from games.escape_room.plan import LENGTH, UNIT, count_decisions
 from games.escape_room.reasoning import REASONING
 from games.escape_room.summary import summarize
 from games.escape_room.tables import AGENT_GAME_COLUMNS, DECISION_COLUMNS, GAME_COLUMNS, PREDICTION_COLUMNS
-from games.escape_room.types import Decision, Observation
 from trustsim.contract import GameSpec, register_game
 
 if TYPE_CHECKING:
@@ -26,20 +25,6 @@ SPEC = register_game(
     GameSpec(
         name="escape_room",
         options=EscapeRoomGame,
-        world_keys=(
-            "seed",
-            "game.games",
-            "game.coins",
-            "game.max_rounds",
-            "game.partner_slot",
-            "game.reveal_after_game",
-            "game.own_verify",
-            "game.capsule_names",
-            "game.malformed_volunteer",
-            "schedule.pattern",
-        ),
-        observation=Observation,
-        decision=Decision,
         tables={
             "decisions": DECISION_COLUMNS,
             "games": GAME_COLUMNS,

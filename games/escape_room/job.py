@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from games.escape_room.model import EscapeRoomModel
-from games.escape_room.options import PARTNER_SEAT, EscapeRoomOptions, options_from_config
+from games.escape_room.options import PARTNER_SEAT, EscapeRoomOptions, session_options
 from games.escape_room.partner import ScriptedPartner
 from games.escape_room.policy import EscapeRoomPolicy, Services
 from games.escape_room.tables import (
@@ -20,6 +20,8 @@ from games.escape_room.tables import (
 from games.escape_room.team import SeatPlan, seat_model_name, seat_plans, seat_prompt, team_label
 from trustsim.errors import ConfigError
 from trustsim.job import JobContext
+from trustsim.llm.config import ModelConfig
+from trustsim.schema import instantiate
 
 TABLES = {
     "decisions": DECISION_COLUMNS,
@@ -64,16 +66,16 @@ class SessionRunner:
             own_model = plans[seat].model if seat in plans else None
             services = Services(  # each LLM seat: its own model config and client (mixed teams)
                 llm=ctx.llm_for(own_model) if llm_seat else None,
-                model=own_model or cfg.get("model"),
+                model=instantiate(ModelConfig, own_model) if own_model else ctx.model,
                 game=cfg["game"],
             )
             policy.start_session(
                 seat,
-                ctx.seeds.agent("session", session, "seat", seat),  # the seed: the stream is made when used
+                ctx.seeds.seed("session", session, "seat", seat),  # the seed: the stream is made when used
                 services.for_seat(ctx.seeds.sample("session", session, "seat", seat)),
             )
         if options.partner_slot == "random":
-            self.partner_puzzle = int(ctx.seeds.world_rng("session", session, "partner_slot").integers(1, 5))
+            self.partner_puzzle = int(ctx.seeds.rng("session", session, "partner_slot").integers(1, 5))
         else:
             self.partner_puzzle = len(options.seats)
         cell = dict(ctx.cell, run_id=ctx.run_id)
@@ -104,7 +106,7 @@ class SessionRunner:
                 for seat, policy in self.policies.items():
                     if seat != PARTNER_SEAT:
                         policy.forget()
-            seed = self.ctx.seeds.world("session", self.session, "game", game)
+            seed = self.ctx.seeds.seed("session", self.session, "game", game)
             if model is None:
                 model = EscapeRoomModel(
                     seed=seed,
@@ -139,15 +141,15 @@ def _seat_prompts(policies: dict[str, EscapeRoomPolicy]) -> dict[str, str | None
 
 
 def run(ctx: JobContext) -> None:
-    options = options_from_config(ctx.cfg)
+    options = session_options(ctx.options, ctx.groups["schedule"], ctx.groups["memory"], ctx.agent.name)
     cfg = ctx.cfg
     plans = seat_plans(cfg, ctx.agent, ctx.agent_params)
     team = team_label(plans, cfg)
     if not team:  # the default team: every seat plays the agent / model groups
         probe = _make_policy(ctx, options.memory)
         llm = bool(probe.classifier.get("uses_llm"))
-        agent, model = options.agent, _model_name(cfg) if llm else probe.model_name
-        prompt = _prompt_style(cfg) if llm else None
+        agent, model = options.agent, _model_name(ctx.model) if llm else probe.model_name
+        prompt = _prompt_style(ctx) if llm else None
     else:  # a mixed team: the cell names every agent, model and prompt style in it, and the team
         agent = "+".join(sorted({p.agent.name for p in plans.values()}))
         models = {seat_model_name(p, cfg) for p in plans.values() if p.uses_llm}
@@ -164,21 +166,20 @@ def run(ctx: JobContext) -> None:
         **({"team": team} if team else {}),  # a default team's cell is unchanged
     )
     writers = {name: ctx.recorder.table(name, cols) for name, cols in TABLES.items()}
-    bar = ctx.progress(cfg["runs"] * options.games, f"escape room {options.schedule}")
+    bar = ctx.progress(ctx.runs * options.games, f"escape room {options.schedule}")
     try:
-        ctx.run_async(_play_all(ctx, options, cfg["runs"], writers, bar))
+        ctx.run_async(_play_all(ctx, options, ctx.runs, writers, bar))
     finally:
         bar.close()
 
 
-def _prompt_style(cfg: dict[str, Any]) -> str | None:
+def _prompt_style(ctx: JobContext) -> str | None:
     """The LLM agent's prompt style (a cell key): the model config's pinned ``prompt``, else ``agent.prompt``."""
-    return (cfg.get("model") or {}).get("prompt") or (cfg.get("agent") or {}).get("prompt")
+    return (ctx.model.prompt if ctx.model is not None else None) or ctx.agent_params.get("prompt")
 
 
-def _model_name(cfg: dict[str, Any]) -> str:
-    model = cfg.get("model") or {}
-    return str(model.get("name") or model.get("model") or "unknown")
+def _model_name(model: ModelConfig | None) -> str:
+    return model.name if model is not None else "unknown"
 
 
 async def _play_all(

@@ -11,8 +11,9 @@ from games.escape_room.types import SEATS
 from trustsim.errors import ConfigError
 from trustsim.schema import opt
 
-MEMORY_MODES = ("none", "transcript", "reflection", "ledger")
 PARTNER_SEAT = "D"
+PROMPT_STYLES = ("reference", "trustsim")
+"""How LLM agents are prompted (``agent.prompt``; a model config may pin one: ``model.prompt``)."""
 
 
 @dataclass(frozen=True)
@@ -40,16 +41,16 @@ class TeamSeats:
 class EscapeRoomGame:
     """Schema of the ``game`` group (``conf/game/escape_room.yaml``)."""
 
-    games: int | None = opt(None, min=1)  # games per session; None = the schedule's length
-    coins: int = opt(4, min=0)  # coins per seat at the start of every game
-    max_rounds: int | None = opt(None, min=1)  # None = number of seats
-    partner_slot: Literal["fixed", "random"] = "fixed"
-    reveal_after_game: bool = False
+    games: int | None = opt(None, min=1, world=True)  # games per session; None = the schedule's length
+    coins: int = opt(4, min=0, world=True)  # coins per seat at the start of every game
+    max_rounds: int | None = opt(None, min=1, world=True)  # None = number of seats
+    partner_slot: Literal["fixed", "random"] = opt("fixed", world=True)
+    reveal_after_game: bool = opt(False, world=True)
     own_answer: Literal["exact", "llm"] = "exact"
     verifier: Literal["exact", "llm"] = "exact"
-    own_verify: Literal["charge", "illegal"] = "charge"
-    capsule_names: Literal["lenient", "exact"] = "lenient"
-    malformed_volunteer: Literal["pass", "die"] = "pass"
+    own_verify: Literal["charge", "illegal"] = opt("charge", world=True)
+    capsule_names: Literal["lenient", "exact"] = opt("lenient", world=True)
+    malformed_volunteer: Literal["pass", "die"] = opt("pass", world=True)
     announce_passes: bool = False  # list passes in LLM agents' announcements (the reference never did)
     seats: TeamSeats = field(default_factory=TeamSeats)  # mixed teams: a seat's own agent / model
 
@@ -66,7 +67,7 @@ class ScheduleOptions:
     """Schema of the ``schedule`` group: the partner's failure schedule (T correct / F wrong per game)."""
 
     name: str = "smooth"
-    pattern: str | list[Any] | None = None
+    pattern: str | list[Any] | None = opt(None, world=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +116,7 @@ def check(cfg: dict[str, Any], agent: Any) -> list[str]:
     from games.escape_room.team import normalise_seats
 
     warnings = normalise_seats(cfg, agent)
+    _check_prompt_styles(cfg)
     for key in ("verifier", "own_answer"):
         if game.get(key) == "llm" and not uses_llm(cfg, agent):
             raise ConfigError(
@@ -131,6 +133,21 @@ def check(cfg: dict[str, Any], agent: Any) -> list[str]:
     return warnings
 
 
+def _check_prompt_styles(cfg: dict[str, Any]) -> None:
+    """A model config that pins a prompt style (``model.prompt``, a seat's model's) names one of ours."""
+    seats = cfg["game"].get("seats") or {}
+    models = {
+        "model": cfg.get("model"),
+        **{f"game.seats.{s}.model": e.get("model") for s, e in seats.items()},
+    }
+    for key, model in models.items():
+        prompt = model.get("prompt") if isinstance(model, dict) else None
+        if prompt is not None and prompt not in PROMPT_STYLES:
+            raise ConfigError(
+                f"{key}.prompt", f"expected one of {', '.join(PROMPT_STYLES)} or null; got {prompt!r}"
+            )
+
+
 def uses_llm(cfg: dict[str, Any], agent: Any) -> bool:
     """Whether any seat calls a model: the ``agent`` group's agent, or a seat's own agent (``game.seats``)."""
     from games.escape_room.team import team_uses_llm
@@ -138,30 +155,24 @@ def uses_llm(cfg: dict[str, Any], agent: Any) -> bool:
     return team_uses_llm(cfg, agent)
 
 
-def options_from_config(cfg: dict[str, Any]) -> EscapeRoomOptions:
-    """Derive the session options from a validated config."""
-    game = cfg["game"]
-    schedule = cfg.get("schedule") or {}
-    if not isinstance(schedule, dict):
-        raise ConfigError("schedule", "missing schedule group; choose one, e.g. schedule=smooth")
-    name = schedule.get("name", "smooth")
-    d_correct, games = resolve_schedule(name, schedule.get("pattern"), game.get("games"))
-    memory = (cfg.get("memory") or {}).get("mode", "transcript")
-    if memory not in MEMORY_MODES:
-        raise ConfigError("memory.mode", f"expected one of {', '.join(MEMORY_MODES)}; got {memory!r}")
+def session_options(
+    game: EscapeRoomGame, schedule: ScheduleOptions, memory: MemoryOptions, agent: str
+) -> EscapeRoomOptions:
+    """What every session of a job plays, from the validated groups (the schedule resolved to its games)."""
+    d_correct, games = resolve_schedule(schedule.name, schedule.pattern, game.games)
     return EscapeRoomOptions(
         games=games,
         d_correct=tuple(d_correct),
-        schedule=name,
-        memory=memory,
-        coins=game.get("coins", 4),
-        max_rounds=game.get("max_rounds") or len(SEATS),
-        partner_slot=game.get("partner_slot", "fixed"),
-        reveal_after_game=game.get("reveal_after_game", False),
-        own_answer=game.get("own_answer", "exact"),
-        verifier=game.get("verifier", "exact"),
-        agent=cfg["agent"]["name"],
-        own_verify=game.get("own_verify", "charge"),
-        capsule_names=game.get("capsule_names", "lenient"),
-        malformed_volunteer=game.get("malformed_volunteer", "pass"),
+        schedule=schedule.name,
+        memory=memory.mode,
+        coins=game.coins,
+        max_rounds=game.max_rounds or len(SEATS),
+        partner_slot=game.partner_slot,
+        reveal_after_game=game.reveal_after_game,
+        own_answer=game.own_answer,
+        verifier=game.verifier,
+        agent=agent,
+        own_verify=game.own_verify,
+        capsule_names=game.capsule_names,
+        malformed_volunteer=game.malformed_volunteer,
     )

@@ -13,12 +13,15 @@ SEATS_UNDER_TEST = 3  # seats A, B, C; D is the scripted partner
 DEFAULT_MAX_ROUNDS = 4
 
 
-def count_decisions(cfg: dict[str, Any]) -> tuple[str, int, bool]:
-    """(units, decisions of the seats under test, upper bound): every game played to its last round."""
-    game = cfg["game"]
-    games = game.get("games") or len(str(cfg["schedule"]["pattern"]))
-    rounds = game.get("max_rounds") or DEFAULT_MAX_ROUNDS
-    runs = int(cfg["runs"])
+def count_decisions(valid: Any) -> tuple[str, int, bool]:
+    """(units, decisions of the seats under test, upper bound) of a validated config: every game played to
+    its last round."""
+    from games.escape_room.schedules import resolve_schedule
+
+    schedule = valid.groups["schedule"]
+    _, games = resolve_schedule(schedule.name, schedule.pattern, valid.options.games)
+    rounds = valid.options.max_rounds or DEFAULT_MAX_ROUNDS
+    runs = valid.root.runs
     return f"runs={runs} x {games} games (<= {rounds} rounds)", runs * games * rounds * SEATS_UNDER_TEST, True
 
 

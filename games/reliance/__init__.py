@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from games.reliance.options import RelianceGame
 from games.reliance.plan import UNIT, count_decisions
-from games.reliance.policy import Choice, DecisionView
 from games.reliance.summary import summarize
 from games.reliance.tables import PREDICTION_COLUMNS, SCENARIO_COLUMNS, STAGE_COLUMNS
 from trustsim.contract import GameSpec, register_game
@@ -31,9 +30,6 @@ SPEC = register_game(
     GameSpec(
         name="reliance",
         options=RelianceGame,
-        world_keys=("seed",),  # the library is code; feedback draws depend on the root seed only
-        observation=DecisionView,
-        decision=Choice,
         tables={"stages": STAGE_COLUMNS, "scenarios": SCENARIO_COLUMNS, "predictions": PREDICTION_COLUMNS},
         run=_run,
         summary=summarize,
@@ -41,7 +37,6 @@ SPEC = register_game(
         count_decisions=count_decisions,
         unit=UNIT,
         check=_check,
-        execution_keys=("game.concurrency",),
         example=("+experiment=reliance", "agent=oracle", "game.limit=3", "runs=2"),
         description="three-stage reliance decisions scored against an exact Bayes-optimal oracle",
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from games.reliance.library import Library, Pair
-from games.reliance.options import RelianceOptions
+from games.reliance.options import RelianceGame
 from games.reliance.rules import Scenario
 from trustsim.errors import ConfigError
 
@@ -35,8 +35,10 @@ def _check_names(key: str, wanted: tuple[str, ...] | None, known: set[str]) -> N
         )
 
 
-def select_items(lib: Library, opts: RelianceOptions) -> list[Item]:
+def select_items(lib: Library, opts: RelianceGame) -> list[Item]:
     """Apply the set, filters and limit; errors name the offending key."""
+    categories, processes = opts.names("categories"), opts.names("processes")
+    blueprints, scenarios = opts.names("blueprints"), opts.names("scenarios")
     pool = {
         "main": lib.main,
         "support": [lib.scenario(s) for s in lib.support],
@@ -46,17 +48,17 @@ def select_items(lib: Library, opts: RelianceOptions) -> list[Item]:
         "pairs": [],
     }[opts.set]
     everything = lib.all
-    _check_names("game.categories", opts.categories, {s.category for s in everything})
-    _check_names("game.processes", opts.processes, {s.process for s in everything})
-    _check_names("game.blueprints", opts.blueprints, {s.blueprint for s in everything})
-    _check_names("game.scenarios", opts.scenarios, {s.id for s in everything} | {p.id for p in lib.pairs})
+    _check_names("game.categories", categories, {s.category for s in everything})
+    _check_names("game.processes", processes, {s.process for s in everything})
+    _check_names("game.blueprints", blueprints, {s.blueprint for s in everything})
+    _check_names("game.scenarios", scenarios, {s.id for s in everything} | {p.id for p in lib.pairs})
 
     def keep(s: Scenario, item_id: str) -> bool:
         return (
-            (opts.categories is None or s.category in opts.categories)
-            and (opts.processes is None or s.process in opts.processes)
-            and (opts.blueprints is None or s.blueprint in opts.blueprints)
-            and (opts.scenarios is None or item_id in opts.scenarios or s.id in opts.scenarios)
+            (categories is None or s.category in categories)
+            and (processes is None or s.process in processes)
+            and (blueprints is None or s.blueprint in blueprints)
+            and (scenarios is None or item_id in scenarios or s.id in scenarios)
         )
 
     items: list[Item] = []

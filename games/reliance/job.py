@@ -8,11 +8,13 @@ from typing import Any
 from games.reliance.items import Item, select_items
 from games.reliance.library import Library, default_library, quality_gates
 from games.reliance.model import RelianceModel, Services
-from games.reliance.options import RelianceOptions, options_from_config
+from games.reliance.options import RelianceGame
 from games.reliance.policy import ReliancePolicy
 from games.reliance.tables import PREDICTION_COLUMNS, SCENARIO_COLUMNS, STAGE_COLUMNS
+from trustsim.contract import game_options
 from trustsim.errors import ConfigError
 from trustsim.job import JobContext
+from trustsim.llm.config import ModelConfig
 from trustsim.seeding import Seeder
 
 
@@ -28,7 +30,7 @@ def _make_policy(ctx: JobContext) -> ReliancePolicy:
 
 def check(cfg: dict[str, Any], agent: Any) -> list[str]:
     """Cross-field rules: the selection filters must select at least one item."""
-    select_items(default_library(), options_from_config(cfg))
+    select_items(default_library(), game_options(cfg))
     return []
 
 
@@ -38,11 +40,10 @@ def feedback_seeder(ctx: JobContext) -> Seeder:
     return ctx.seeds.seeder("feedback")
 
 
-def _model_name(cfg: dict[str, Any], policy: ReliancePolicy) -> str:
+def _model_name(model: ModelConfig | None, policy: ReliancePolicy) -> str:
     if not policy.classifier.get("uses_llm"):
         return policy.model_name
-    model = cfg.get("model") or {}
-    return str(model.get("name") or "unknown")
+    return model.name if model is not None else "unknown"
 
 
 def scenario_row(
@@ -108,7 +109,7 @@ def prediction_rows(
 async def _play_item(
     ctx: JobContext,
     lib: Library,
-    opts: RelianceOptions,
+    opts: RelianceGame,
     item: Item,
     index: int,
     session: int,
@@ -117,8 +118,8 @@ async def _play_item(
     feedback: Seeder,
 ) -> list[dict[str, Any]]:
     model = RelianceModel(
-        seed=ctx.seeds.world("session", session, "item", item.id),
-        agent_seed=ctx.seeds.agent("session", session, "agent", "item", item.id),
+        seed=ctx.seeds.seed("session", session, "item", item.id),
+        agent_seed=ctx.seeds.seed("session", session, "agent", "item", item.id),
         item=item,
         item_index=index,
         solution=lib.solution(item.scenario.id),
@@ -145,13 +146,12 @@ async def _play_item(
 
 def run(ctx: JobContext) -> None:
     """The game runner called by the engine."""
-    cfg = ctx.cfg
-    opts = options_from_config(cfg)
+    opts: RelianceGame = ctx.options
     lib = default_library()
     items = select_items(lib, opts)
     probe = _make_policy(ctx)
-    model_name = _model_name(cfg, probe)
-    ctx.set_cell(agent=opts.agent, model=model_name, set=opts.set, show_posterior=opts.show_posterior)
+    model_name = _model_name(ctx.model, probe)
+    ctx.set_cell(agent=ctx.agent.name, model=model_name, set=opts.set, show_posterior=opts.show_posterior)
     writers = {
         "stages": ctx.recorder.table("stages", STAGE_COLUMNS),
         "scenarios": ctx.recorder.table("scenarios", SCENARIO_COLUMNS),
@@ -160,8 +160,8 @@ def run(ctx: JobContext) -> None:
     feedback = feedback_seeder(ctx)
     run_id = ctx.run_id
     ctx.recorder.event("library", items=len(items), **quality_gates(lib))
-    bar = ctx.progress(cfg["runs"] * len(items), f"reliance {opts.set}")
-    ctx.count("sessions", cfg["runs"])
+    bar = ctx.progress(ctx.runs * len(items), f"reliance {opts.set}")
+    ctx.count("sessions", ctx.runs)
     try:
         ctx.run_async(_run_all(ctx, lib, opts, items, writers, feedback, run_id, model_name, probe, bar))
     finally:
@@ -171,7 +171,7 @@ def run(ctx: JobContext) -> None:
 async def _run_all(
     ctx: JobContext,
     lib: Library,
-    opts: RelianceOptions,
+    opts: RelianceGame,
     items: list[Item],
     writers: dict[str, Any],
     feedback: Seeder,
@@ -181,17 +181,15 @@ async def _run_all(
     bar: Any,
 ) -> None:
     uses_llm = bool(probe.classifier.get("uses_llm"))
-    for session in range(ctx.cfg["runs"]):
+    for session in range(ctx.runs):
         services = Services(
-            llm=ctx.llm if uses_llm else None,
-            model=ctx.cfg.get("model"),
-            sample=ctx.seeds.sample("session", session),
+            llm=ctx.llm if uses_llm else None, model=ctx.model, sample=ctx.seeds.sample("session", session)
         )
         base = {
             "run_id": run_id,
             "session": session,
             "set": opts.set,
-            "agent": opts.agent,
+            "agent": ctx.agent.name,
             "model": model_name,
             "show_posterior": opts.show_posterior,
         }

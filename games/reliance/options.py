@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from trustsim.errors import ConfigError
 from trustsim.schema import opt
 
 SETS = ("main", "pairs", "support", "specialised", "fixtures", "all")
+FilterKey = Literal["categories", "processes", "blueprints", "scenarios"]
+FILTERS: tuple[FilterKey, ...] = ("categories", "processes", "blueprints", "scenarios")
 
 
 @dataclass(frozen=True)
@@ -22,59 +24,24 @@ class RelianceGame:
     blueprints: str | list[str] | None = None
     scenarios: str | list[str] | None = None
     show_posterior: bool = False  # belief-support variant
-    concurrency: int = opt(16, min=1)  # scenarios played at once by asynchronous agents (execution only)
+    # scenarios played at once by asynchronous agents; the library is code and feedback draws depend on the
+    # root seed only, so no option here is a world key
+    concurrency: int = opt(16, min=1, execution=True)
 
+    def names(self, key: FilterKey) -> tuple[str, ...] | None:
+        """A selection filter's names (a comma-separated string split); None: no filter."""
+        value = getattr(self, key)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return tuple(v.strip() for v in value.split(",") if v.strip())
+        return tuple(value)
 
-@dataclass(frozen=True)
-class RelianceOptions:
-    """Validated game options."""
-
-    set: str
-    limit: int | None
-    categories: tuple[str, ...] | None
-    processes: tuple[str, ...] | None
-    blueprints: tuple[str, ...] | None
-    scenarios: tuple[str, ...] | None
-    show_posterior: bool
-    agent: str
-    concurrency: int
-
-
-def _str_list(game: dict[str, Any], key: str) -> tuple[str, ...] | None:
-    value = game.get(key)
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = [v.strip() for v in value.split(",") if v.strip()]
-    if not isinstance(value, list | tuple) or not value or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"game.{key}", f"expected a non-empty list of names (or null), got {value!r}")
-    return tuple(value)
-
-
-def options_from_config(cfg: dict[str, Any]) -> RelianceOptions:
-    """Parse ``cfg['game']`` and ``cfg['agent']``."""
-    game = cfg["game"]
-    set_name = game.get("set", "main")
-    if set_name not in SETS:
-        raise ConfigError("game.set", f"unknown set {set_name!r}; expected one of {list(SETS)}")
-    limit = game.get("limit")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ConfigError("game.limit", f"expected a positive integer or null, got {limit!r}")
-    show = game.get("show_posterior", False)
-    if not isinstance(show, bool):
-        raise ConfigError("game.show_posterior", f"expected true or false, got {show!r}")
-    conc = game.get("concurrency", 16)
-    if isinstance(conc, bool) or not isinstance(conc, int) or conc < 1:
-        raise ConfigError("game.concurrency", f"expected a positive integer, got {conc!r}")
-    agent = cfg["agent"]["name"]
-    return RelianceOptions(
-        set=set_name,
-        limit=limit,
-        categories=_str_list(game, "categories"),
-        processes=_str_list(game, "processes"),
-        blueprints=_str_list(game, "blueprints"),
-        scenarios=_str_list(game, "scenarios"),
-        show_posterior=show,
-        agent=agent,
-        concurrency=conc,
-    )
+    def check(self, key: str) -> None:
+        """Every filter given names at least one name."""
+        for name in FILTERS:
+            if self.names(name) == ():
+                raise ConfigError(
+                    f"{key}.{name}",
+                    f"expected a non-empty list of names (or null), got {getattr(self, name)!r}",
+                )

@@ -9,15 +9,15 @@ from trustsim.contract import PlayUnit, plan_int
 from trustsim.rundir.schema import EventUnit
 
 
-def count_decisions(cfg: dict[str, Any]) -> tuple[str, int, bool]:
-    """(units, decisions, exact): one per stage of each selected scenario, one per pair question."""
+def count_decisions(valid: Any) -> tuple[str, int, bool]:
+    """(units, decisions, exact) of a validated config: one per stage of each selected scenario, one per pair
+    question."""
     from games.reliance.items import select_items
     from games.reliance.library import default_library
-    from games.reliance.options import options_from_config
 
-    options = options_from_config(cfg)
+    options = valid.options
     items = select_items(default_library(), options)
-    runs = int(cfg["runs"])
+    runs = valid.root.runs
     per_run = sum(1 if item.pair is not None else len(item.scenario.stages) for item in items)
     return f"runs={runs} x {len(items)} {options.set} items", runs * per_run, False
 

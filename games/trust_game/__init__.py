@@ -11,8 +11,7 @@ from games.trust_game.options import TrustGameOptions
 from games.trust_game.plan import LENGTH, UNIT, count_decisions
 from games.trust_game.summary import summarize
 from games.trust_game.tables import TABLES
-from games.trust_game.types import Decision, TrustorView
-from trustsim.contract import AgentSpec, GameSpec, register_game
+from trustsim.contract import AgentSpec, GameSpec, game_options, register_game
 
 
 def _run(ctx: Any) -> None:
@@ -25,7 +24,7 @@ def _roles(cfg: dict[str, Any]) -> dict[str, Any]:
     from games.trust_game.roles import main_agent, role_specs
 
     spec, params = main_agent(cfg)
-    return role_specs(cfg["game"], spec, params)
+    return role_specs(game_options(cfg), spec, params)
 
 
 def _check(cfg: dict[str, Any], agent: AgentSpec) -> list[str]:
@@ -35,9 +34,8 @@ def _check(cfg: dict[str, Any], agent: AgentSpec) -> list[str]:
     roles = _roles(cfg)
     for spec in roles.values():
         spec.build()
-    game = cfg["game"]
-    pin_role_models(game, roles)
-    options = TrustGameOptions(**{k: v for k, v in game.items() if k != "type"})
+    pin_role_models(cfg["game"], roles)
+    options = game_options(cfg)
     options.population()
     warnings = []
     if options.horizon == "known":
@@ -57,16 +55,6 @@ SPEC = register_game(
     GameSpec(
         name="trust_game",
         options=TrustGameOptions,
-        world_keys=(
-            "seed",
-            "game.pairs",
-            "game.rounds",
-            "game.horizon",
-            "game.continue_p",
-            "game.max_rounds",
-        ),
-        observation=TrustorView,
-        decision=Decision,
         tables=TABLES,
         run=_run,
         summary=summarize,

@@ -49,10 +49,10 @@ class SessionRunner:
             (self._player(session, p, "trustor"), self._player(session, p, "trustee"))
             for p in range(options.pairs)
         ]
-        self.seed = ctx.seeds.world("session", session)
+        self.seed = ctx.seeds.seed("session", session)
         self.model = TrustGameModel(
             seed=self.seed,
-            agent_seed=ctx.seeds.agent("session", session, "players"),
+            agent_seed=ctx.seeds.seed("session", session, "players"),
             players=players,
             stakes=options.stakes,
             horizon=options.horizon_spec,
@@ -90,7 +90,7 @@ class SessionRunner:
         if spec.uses_llm:
             sample = self.ctx.seeds.sample("session", session, "pair", pair, role)
             client = self.ctx.llm_for(spec.own_model)  # the role's own client, else the job's
-            player.bind(client, spec.own_model or self.ctx.cfg.get("model") or {}, sample)  # type: ignore[attr-defined]
+            player.bind(client, spec.own_model or self.ctx.model, sample)  # type: ignore[attr-defined]
         return player
 
     def _on_exchange(self, pair: PairRecord, x: ExchangeRecord) -> None:
@@ -127,10 +127,10 @@ class SessionRunner:
 def run(ctx: Any) -> None:
     """Play every session and write exchanges.csv and predictions.csv."""
     options: TrustGameOptions = ctx.options
-    roles = role_specs(ctx.cfg["game"], ctx.agent, ctx.agent_params)
+    roles = role_specs(options, ctx.agent, ctx.agent_params)
     models = {r: roles[r].model(ctx.cfg) for r in ROLES}
     ctx.set_cell(
-        agent=ctx.cfg["agent"]["name"],
+        agent=ctx.agent.name,
         model="+".join(sorted({m for m in models.values() if m != "scripted"})) or "scripted",
         trustor=roles["trustor"].name,
         trustee=roles["trustee"].name,
@@ -143,7 +143,7 @@ def run(ctx: Any) -> None:
         multiplier=options.multiplier,
     )
     writers = {name: ctx.recorder.table(schema) for name, schema in TABLES.items()}
-    runs = int(ctx.cfg["runs"])
+    runs = ctx.runs
     ctx.count("sessions", runs)
     bar = ctx.progress(runs, "trust game sessions")
     try:

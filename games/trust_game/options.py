@@ -34,11 +34,11 @@ class TrustGameOptions:
         trustee: likewise for the trustee.
     """
 
-    pairs: int = opt(100, min=1)
-    rounds: int = opt(1, min=1)
-    horizon: Literal["known", "unknown"] = "known"
-    continue_p: float = opt(0.9, min=0.0, max=0.999)
-    max_rounds: int = opt(50, min=1)
+    pairs: int = opt(100, min=1, world=True)
+    rounds: int = opt(1, min=1, world=True)
+    horizon: Literal["known", "unknown"] = opt("known", world=True)
+    continue_p: float = opt(0.9, min=0.0, max=0.999, world=True)
+    max_rounds: int = opt(50, min=1, world=True)
     history: Literal["none", "own", "population"] = "own"
     population_table: str | None = None
     endowment: int = opt(10, min=1)

@@ -10,16 +10,17 @@ from trustsim.contract import GameLength, PlayUnit, plan_int
 from trustsim.rundir.schema import EventUnit
 
 
-def count_decisions(cfg: dict[str, Any]) -> tuple[str, int, bool]:
-    """(units, decisions of the roles the agent under test plays, upper bound when the horizon is unknown)."""
-    game = cfg["game"]
-    roles = sum(1 for r in ("trustor", "trustee") if game.get(r) in (None, cfg["agent"]["name"]))
-    known = game.get("horizon", "known") == "known"
-    rounds = int(game["rounds"]) if known else int(game["max_rounds"])
-    runs = int(cfg["runs"])
+def count_decisions(valid: Any) -> tuple[str, int, bool]:
+    """(units, decisions of the roles the agent under test plays, upper bound when the horizon is unknown) of
+    a validated config."""
+    game = valid.options
+    roles = sum(1 for role in (game.trustor, game.trustee) if role in (None, valid.agent.name))
+    known = game.horizon == "known"
+    rounds = game.rounds if known else game.max_rounds
+    runs = valid.root.runs
     return (
-        f"runs={runs} x {game['pairs']} pairs x {rounds} rounds",
-        runs * int(game["pairs"]) * rounds * roles,
+        f"runs={runs} x {game.pairs} pairs x {rounds} rounds",
+        runs * game.pairs * rounds * roles,
         not known,
     )
 

@@ -79,11 +79,15 @@ def is_model_ref(value: Any) -> bool:
     return isinstance(value, Mapping) or (isinstance(value, str) and "/" not in value)
 
 
-def role_specs(
-    game: Mapping[str, Any], main: AgentSpec, main_params: Mapping[str, Any]
-) -> dict[Role, RoleSpec]:
-    """Both roles' agents from the ``game`` group's ``trustor``/``trustee`` entries (or the main agent)."""
-    return {role: _role(game.get(role), role, main, main_params) for role in ROLES}
+def role_specs(options: Any, main: AgentSpec, main_params: Mapping[str, Any]) -> dict[Role, RoleSpec]:
+    """Both roles' agents from the ``game`` group's ``trustor``/``trustee`` entries (or the main agent).
+
+    Args:
+        options: The typed ``game`` group (:class:`games.trust_game.options.TrustGameOptions`).
+        main: The ``agent`` group's agent.
+        main_params: Its validated parameters.
+    """
+    return {role: _role(getattr(options, role), role, main, main_params) for role in ROLES}
 
 
 def main_agent(cfg: Mapping[str, Any]) -> tuple[AgentSpec, dict[str, Any]]:

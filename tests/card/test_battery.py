@@ -16,7 +16,7 @@ def test_plan_covers_every_family_and_sizes_grow() -> None:
     sizes = {size: sum(p.decisions for p in plan) for size, plan in plans.items()}
     assert sizes["smoke"] < sizes["small"] < sizes["full"]
     full = {p.part: p for p in plans["full"]}
-    assert set(full) == set(battery.PARTS)
+    assert list(full) == list(battery.parts())
     assert {p.game for p in full.values()} == {"escape_room", "reliance", "arena", "trust_game"}
     # the study's run counts: anchor 5 x 10 memoryless games, smooth 5 runs, strike schedules 10 runs
     assert full["anchor"].units.startswith("runs=5 x 10 games")
@@ -34,7 +34,7 @@ def test_offline_smoke_battery_runs_every_part_in_one_sweep(offline_sweep) -> No
     assert len(jobs) == 11 and {j["status"] for j in jobs} == {"complete"}
     found = manifests(sweep)
     parts = {m["config"]["card"]["part"]: m for m in found}
-    assert set(parts) == set(battery.PARTS)
+    assert set(parts) == set(battery.parts(offline=True)) == set(battery.parts())
     assert {m["config"]["card"]["size"] for m in found} == {"smoke"}
     plans = {p.part: p for p in battery.plan(["card.size=smoke"], offline=True, estimate=False)}
     for part, m in parts.items():  # planned decisions match what ran (escape room: an upper bound)

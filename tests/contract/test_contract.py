@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 
 from trustsim import api
-from trustsim.config import config_hash, validate_config, world_hash
+from trustsim.config import validate_config
 from trustsim.contract import agents_for, games, register_agent, unregister_agent
 from trustsim.errors import ConfigError
+from trustsim.identity import config_hash, execution_keys, world_hash, world_keys
 from trustsim.rundir import PREDICTION_COLUMNS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,7 +54,7 @@ def game(request) -> str:
 
 def test_registry_is_sound(game):
     spec = games()[game]
-    assert spec.world_keys and all(isinstance(k, str) for k in spec.world_keys)
+    assert world_keys(spec)[0] == "seed" and all(isinstance(k, str) for k in world_keys(spec))
     assert "predictions" in spec.tables
     assert agents_for(game), f"no agent registered for {game!r}"
     valid = validate_config(api.compose(None, example(game)))
@@ -79,7 +80,7 @@ def test_world_is_independent_of_registries_and_execution_settings(game, tmp_pat
     valid = validate_config(api.compose(None, example(game)))
     hashes = (world_hash(valid.cfg, spec), config_hash(valid.cfg, spec))
     execution = ["progress=true", "llm.max_concurrency=3"]
-    for path in spec.execution_keys:
+    for path in execution_keys(spec):
         value = valid.cfg
         for part in path.split("."):
             value = value[part]

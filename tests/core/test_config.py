@@ -22,20 +22,21 @@ def test_every_preset_composes(compose, preset):
     assert valid.game.name == cfg["game"]["type"]
 
 
+def session(valid):
+    from games.escape_room.options import session_options
+
+    return session_options(valid.options, valid.groups["schedule"], valid.groups["memory"], valid.agent.name)
+
+
 @pytest.mark.parametrize("preset", ESCAPE_PRESETS)
 def test_escape_presets_validate(compose, preset):
-    from games.escape_room.options import options_from_config
-
-    cfg = validate_config(compose([f"+experiment={preset}"])).cfg
-    options = options_from_config(cfg)
+    options = session(validate_config(compose([f"+experiment={preset}"])))
     assert options.games == (10 if preset.startswith("anchor") else 11)
     assert options.memory == ("none" if preset.startswith("anchor") else "transcript")
 
 
 def test_mid2strike_schedule(compose):
-    from games.escape_room.options import options_from_config
-
-    options = options_from_config(compose(["+experiment=mid2strike"]))
+    options = session(validate_config(compose(["+experiment=mid2strike"])))
     assert "".join("T" if c else "F" for c in options.d_correct) == "TTTFFTTTTTT"
 
 

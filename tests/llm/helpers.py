@@ -22,7 +22,7 @@ def model_dict(api_base: str | None = None, **over: object) -> dict:
         "api_base": api_base,
         "api_key_env": "TRUSTSIM_TEST_KEY",
         "params": {"temperature": 0.0, "max_tokens": 64},
-        "subtask_params": {"max_tokens": 8},
+        "purpose_params": {"solve": {"max_tokens": 8}},
     }
     cfg.update(over)
     return cfg

@@ -26,7 +26,7 @@ def test_reference_snapshots_and_generic_servers_are_shipped() -> None:
     assert {"smollm2", "gpt-5.1", "gpt-5.4-mini", "claude-opus-4-6", "claude-sonnet-4-6"} <= names
     assert {"gemini-3.1-pro", "gemini-2.5-flash", "openai_compatible", "ollama", "vllm"} <= names
     gpt = parse_model_config(OmegaConf.load(CONF / "model/gpt-5.1.yaml"))
-    assert gpt.params["reasoning_effort"] == "high" and gpt.subtask_params["max_completion_tokens"] == 50
+    assert gpt.params["reasoning_effort"] == "high" and gpt.purpose_params["solve"]["max_completion_tokens"] == 50
 
 
 def test_llm_defaults_validate() -> None:
@@ -101,7 +101,10 @@ def test_local_reasoning_cap_is_bounded() -> None:
             "model.params.extra_headers.Authorization",
         ),
         ({"params": {"extra_headers": {"X-Api-Key": "x"}}}, "model.params.extra_headers.X-Api-Key"),
-        ({"subtask_params": {"aws_secret_access_key": "x"}}, "model.subtask_params.aws_secret_access_key"),
+        (
+            {"purpose_params": {"solve": {"aws_secret_access_key": "x"}}},
+            "model.purpose_params.solve.aws_secret_access_key",
+        ),
         ({"params": {"user": "sk-proj-abcdefghijklmnopqrst"}}, "model.params.user"),
         ({"headers_env": {"X-Key": "not a name"}}, "model.headers_env.X-Key"),
     ],
@@ -120,7 +123,7 @@ def test_ordinary_params_are_not_mistaken_for_secrets() -> None:
             **BASE,
             "api_base": "https://example.org:8443/v1",
             "params": {"max_tokens": 5, "max_completion_tokens": 5, "response_format": schema},
-            "subtask_params": {"thinking": {"type": "enabled", "budget_tokens": 10}},
+            "purpose_params": {"solve": {"thinking": {"type": "enabled", "budget_tokens": 10}}},
             "headers_env": {"X-Api-Key": "MY_HEADER_KEY"},
         }
     )

@@ -9,10 +9,10 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from trustsim.errors import TrustsimError
+from trustsim.errors import RESUME_HINT, TrustsimError
 from trustsim.llm.budget import Budget
 from trustsim.llm.config import LLMConfig, ModelConfig
-from trustsim.llm.errors import RESUME_HINT, MissingKeyError, ProviderError, ReplayMissError, StoreError
+from trustsim.llm.errors import MissingKeyError, ProviderError, ReplayMissError, StoreError
 from trustsim.llm.pacing import Backoff, RateLimiter
 from trustsim.llm.store import RequestStore, StoredResponse, canonical_request, request_key
 from trustsim.llm.transport import CallResult, call_litellm, classify
@@ -22,16 +22,6 @@ from trustsim.secrets import describe_env_name, redact_text, secret_values
 log = logging.getLogger(__name__)
 
 Transport = Callable[..., Awaitable[CallResult]]
-# purpose -> the model config's parameter group. A group REPLACES the decision params (it is not merged on
-# top): the reference study sent sub-tasks their own settings (docs/prompts.md). A group that is None falls
-# back as PARAMS_FALLBACK says.
-PURPOSE_PARAMS = {
-    "decision": "params",
-    "solve": "subtask_params",
-    "own_answer": "own_answer_params",
-    "reflection": "reflection_params",
-}
-PARAMS_FALLBACK = {"own_answer_params": "params", "reflection_params": "params", "subtask_params": "params"}
 # Sent as the key to a server that needs none (model.api_base set, model.api_key_env null): the OpenAI SDK
 # refuses to send a request without one.
 PLACEHOLDER_KEY = "no-key-configured"
@@ -81,10 +71,9 @@ class LLMClient:
             model_id, api_base = self.model.litellm_model, self.model.api_base
         else:
             model_id, api_base = req.model, None
-        group = PURPOSE_PARAMS.get(req.purpose, "params")
-        while getattr(self.model, group) is None:
-            group = PARAMS_FALLBACK[group]
-        base = dict(getattr(self.model, group))
+        # The purpose's own settings REPLACE the decision params (no merge): the reference study sent
+        # sub-tasks their own settings (docs/prompts.md).
+        base = dict(self.model.params_for(req.purpose))
         base.update(req.params)
         return model_id, api_base, base
 
@@ -235,7 +224,7 @@ class LLMClient:
         price = self.model.price
         if price is None or self.model.provider != "litellm" or model_id != self.model.litellm_model:
             return {}
-        return {"price": (price["input_per_mtok"] / 1e6, price["output_per_mtok"] / 1e6)}
+        return {"price": (price.input_per_mtok / 1e6, price.output_per_mtok / 1e6)}
 
     def _advice(self, status: int | None) -> str:
         if status in (401, 403):

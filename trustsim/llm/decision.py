@@ -266,26 +266,18 @@ def stated_number(value: Any, maximum: float = 1.0) -> tuple[float | None, str |
 
 # -- the kit ----------------------------------------------------------------------------------------------
 def model_config(model: ModelConfig | Mapping[str, Any] | Any) -> ModelConfig:
-    """A validated :class:`ModelConfig` from a config object or mapping (the ``model`` group).
+    """The :class:`ModelConfig` of a model: itself, or a ``model`` group mapping validated into one.
 
     Raises:
         ConfigError: no language model is configured (e.g. ``model=scripted``) or a value is invalid.
     """
     if isinstance(model, ModelConfig):
         return model
-    data = model
-    if data is not None and not isinstance(data, Mapping):
-        try:
-            from omegaconf import OmegaConf
-
-            data = OmegaConf.to_container(data, resolve=True)
-        except Exception:  # pragma: no cover - unusual config objects
-            data = None
-    if not isinstance(data, Mapping) or not data.get("litellm_model"):
+    if not isinstance(model, Mapping) or not model.get("litellm_model"):
         raise ConfigError(
             "model", "this agent needs a language model; choose one, e.g. model=smollm2 or model=gpt-5.1"
         )
-    return parse_model_config(dict(data))
+    return parse_model_config(model)
 
 
 class DecisionKit:

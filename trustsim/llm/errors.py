@@ -6,9 +6,8 @@ Exit codes of ``python -m trustsim``: 2 configuration or environment, 3 provider
 
 from __future__ import annotations
 
-from trustsim.errors import ConfigError, TrustsimError
+from trustsim.errors import RESUME_HINT, ConfigError, TrustsimError
 
-RESUME_HINT = "re-run the same command to resume (stored responses are not sent again)"
 EXIT_CONFIG = 2
 EXIT_PROVIDER = 3
 EXIT_REPLAY_MISS = 4

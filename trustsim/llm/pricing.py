@@ -34,7 +34,7 @@ def price_of(model: ModelConfig) -> Price | None:
     """The model's price: ``model.price``; free for the embedded model (``provider: local``); litellm's
     price map for ``model.litellm_model``; None when unknown."""
     if model.price is not None:
-        return Price(float(model.price["input_per_mtok"]), float(model.price["output_per_mtok"]), "config")
+        return Price(model.price.input_per_mtok, model.price.output_per_mtok, "config")
     if model.provider == "local":
         return Price(0.0, 0.0, "local")
     entry = map_entry(model.litellm_model)

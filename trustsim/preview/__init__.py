@@ -11,20 +11,7 @@ writes no run directory and no store row (only ``preview.json`` under ``outputs/
 
 from __future__ import annotations
 
-from typing import Any
+from trustsim.preview.report import Estimate
+from trustsim.preview.run import estimate, run_preview, sweep_total
 
 __all__ = ["Estimate", "estimate", "run_preview", "sweep_total"]
-
-
-def __getattr__(
-    name: str,
-) -> Any:  # imported on first use: the entry point imports trustsim.preview.argv only
-    if name == "Estimate":
-        from trustsim.preview.report import Estimate
-
-        return Estimate
-    if name in ("estimate", "run_preview", "sweep_total"):
-        from trustsim.preview import run
-
-        return getattr(run, name)
-    raise AttributeError(name)

@@ -17,8 +17,9 @@ from typing import Any
 
 from trustsim.config import Validated, print_warnings, to_container, validate_config
 from trustsim.errors import ConfigError
+from trustsim.identity import Identity, identify
 from trustsim.job import JobContext, one_line
-from trustsim.llm.config import parse_llm_config, parse_model_config
+from trustsim.llm.config import ModelConfig
 from trustsim.llm.pricing import price_of
 from trustsim.preview.client import CURRENT_ROUND, PreviewClient, preview_client
 from trustsim.preview.report import Estimate, lines, play_for, summarise
@@ -67,27 +68,23 @@ def _follow(type: str, round: Any, bounds: frozenset[str]) -> None:
 class PreviewContext(JobContext):
     """A job context whose LLM clients are preview clients (nothing is sent, no key is read)."""
 
-    def __init__(self, valid: Validated, run_dir: Path, recorder: RunRecorder, base_dir: Path | None) -> None:
-        super().__init__(valid, run_dir, recorder)
+    def __init__(
+        self,
+        valid: Validated,
+        identity: Identity,
+        run_dir: Path,
+        recorder: RunRecorder,
+        base_dir: Path | None,
+    ) -> None:
+        super().__init__(valid, identity, run_dir, recorder)
         self.base_dir = base_dir
         self.clients: list[PreviewClient] = []
 
-    def _build_llm(self, model: Any) -> PreviewClient:
+    def _build_llm(self, model: ModelConfig) -> PreviewClient:
         """Every client of the job (``ctx.llm``, a seat's ``ctx.llm_for(model)``) is a preview client."""
-        client = preview_client(
-            parse_model_config(model or {}),
-            parse_llm_config(self.cfg.get("llm") or {}),
-            self.base_dir,
-            play_for(self.cfg),
-        )
+        client = preview_client(model, self.llm_config, self.base_dir, play_for(self.cfg))
         self.clients.append(client)
         return client
-
-    @property
-    def llm(self) -> Any:
-        if self._llm is None:
-            self._llm = self._build_llm(self.cfg.get("model"))
-        return self._llm
 
     def progress(self, total: int, desc: str) -> Any:
         return make_progress(total, desc, False)
@@ -123,7 +120,7 @@ def _estimate(valid: Validated, base_dir: Path | None) -> Estimate:
     logging.getLogger("MESA").setLevel(logging.WARNING)  # Mesa logs every step at INFO
     with tempfile.TemporaryDirectory(prefix="trustsim-preview-") as tmp:
         recorder = PreviewRecorder(Path(tmp))
-        ctx = PreviewContext(valid, Path(tmp), recorder, base_dir)
+        ctx = PreviewContext(valid, identify(valid), Path(tmp), recorder, base_dir)
         try:
             valid.game.run(ctx)
         finally:
