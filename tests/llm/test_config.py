@@ -26,7 +26,10 @@ def test_reference_snapshots_and_generic_servers_are_shipped() -> None:
     assert {"smollm2", "gpt-5.1", "gpt-5.4-mini", "claude-opus-4-6", "claude-sonnet-4-6"} <= names
     assert {"gemini-3.1-pro", "gemini-2.5-flash", "openai_compatible", "ollama", "vllm"} <= names
     gpt = parse_model_config(OmegaConf.load(CONF / "model/gpt-5.1.yaml"))
-    assert gpt.params["reasoning_effort"] == "high" and gpt.purpose_params["solve"]["max_completion_tokens"] == 50
+    assert (
+        gpt.params["reasoning_effort"] == "high"
+        and gpt.purpose_params["solve"]["max_completion_tokens"] == 50
+    )
 
 
 def test_llm_defaults_validate() -> None:
