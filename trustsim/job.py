@@ -160,10 +160,12 @@ def job_manifest(run_dir: Path, valid: Validated, identity: Identity) -> Manifes
     """The job's manifest (``status: running``), with provenance and secrets redacted from the validated
     config; see :class:`trustsim.rundir.Manifest`."""
     cfg = valid.cfg
+    unit = valid.game.unit
     return Manifest(
         run_dir,
         run_id=identity.run_id,
         game=valid.game.name,
+        unit=unit.events.to_dict() if unit is not None else None,  # the reader's damage rule needs no game
         experiment=cfg.get("name"),
         seed=cfg.get("seed"),
         runs=cfg.get("runs"),
@@ -217,7 +219,7 @@ def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str], overrides:
         manifest.note(note)
     manifest.data["warnings"] = list(valid.warnings)
     manifest.write()
-    recorder = RunRecorder(run_dir)
+    recorder = RunRecorder(run_dir, valid.game.unit.events if valid.game.unit is not None else None)
     ctx = JobContext(valid, identity, run_dir, recorder)
     recorder.event(
         "run_start", run_id=identity.run_id, config_hash=identity.config_hash, world_hash=identity.world_hash

@@ -21,6 +21,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from trustsim.contract import games
 from trustsim.rundir.weak import weak_reason
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -114,8 +115,6 @@ def mean_by(
 
 def _spec(manifest: dict[str, Any]) -> Any:
     """The registered game of a run (None: a game this installation does not have)."""
-    from trustsim.contract import games
-
     return games().get(str(manifest.get("game")))
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from games.escape_room.plan import UNIT
+
 SEATS = ("A", "B", "C", "D")
 SCHEDULE_PATTERNS = {
     "smooth": "",
@@ -60,8 +62,8 @@ def write_run(
     run_id = run_id or path.name
     cell = {"agent": "synth", "model": model, "schedule": schedule, "memory": memory, "partner_slot": "fixed"}
     config = {"seed": seed, "schedule": schedule, "memory": memory, "model": model, **(config_extra or {})}
-    manifest = {"run_id": run_id, "game": "escape_room", "status": status, "cell": cell, "config": config,
-                "seed": seed}  # fmt: skip
+    manifest = {"run_id": run_id, "game": "escape_room", "unit": UNIT.events.to_dict(), "status": status,
+                "cell": cell, "config": config, "seed": seed}  # fmt: skip
     if status == "failed":
         manifest["failure"] = {"reason": "synthetic failure", "resume": "re-run"}
     (path / "manifest.json").write_text(json.dumps(manifest))

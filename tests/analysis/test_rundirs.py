@@ -17,11 +17,14 @@ from analysis.rundirs import (
     read_tables,
     scan_events,
 )
+from games.escape_room.plan import UNIT as ESCAPE_ROOM_UNIT
+
+UNIT = ESCAPE_ROOM_UNIT.events.to_dict()  # as an escape-room run's manifest records it
 
 
 def _run(path: Path, status: str = "complete", **cell: str) -> Path:
     path.mkdir(parents=True)
-    manifest = {"run_id": path.name, "game": "escape_room", "status": status, "cell": cell}
+    manifest = {"run_id": path.name, "game": "escape_room", "unit": UNIT, "status": status, "cell": cell}
     if status == "failed":
         manifest["failure"] = {"reason": "provider down", "resume": "re-run"}
     (path / "manifest.json").write_text(json.dumps(manifest))
@@ -138,6 +141,15 @@ def test_scan_finds_units_and_damage(tmp_path: Path) -> None:
     with pytest.warns(DataWarning, match=r"events.jsonl:6: damaged event.*using the 2 of 3 game\(s\)"):
         df = read_tables([found], "games.csv", cell_keys=False)
     assert list(df["game"]) == [1, 3]
+    # a run directory written before manifests recorded the unit: the file-level rule (every row, warned)
+    manifest = json.loads((run / "manifest.json").read_text())
+    del manifest["unit"]
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    old = discover_runs([run]).runs[0]
+    assert old.unit is None and scan_events(old).unit is None
+    with pytest.warns(DataWarning, match=r"using all 3 row\(s\).*cannot be checked per unit"):
+        df = read_tables([old], "games.csv", cell_keys=False)
+    assert list(df["game"]) == [1, 2, 3]
 
 
 def test_print_data_warnings_prints_each_once(capsys) -> None:

@@ -18,8 +18,7 @@ import pytest
 
 from trustsim import api, status
 from trustsim.contract import PlayUnit, ReasoningSource, games
-from trustsim.rundir import EVENT_UNITS, EventUnit, iter_events, read_manifest
-from trustsim.rundir.schema import event_units, unit_starts
+from trustsim.rundir import EventUnit, Run, iter_events, read_manifest, scan_events
 
 REPO = Path(__file__).resolve().parents[2]
 GAMES = sorted(games())
@@ -60,15 +59,8 @@ def test_every_game_declares_its_unit_of_play(game):
     assert unit.per_run is None or callable(unit.per_run)
     assert unit.per_end is None or callable(unit.per_end)
     assert isinstance(unit.reads, str)
-    # the run directory and the recorder take the unit from the GameSpec
-    assert EVENT_UNITS[game] == events and event_units()[game] is events
-    assert events.start in unit_starts() and "session_start" in unit_starts()
-
-
-def test_event_units_are_exactly_the_registered_ones():
-    declared = {name: spec.unit.events for name, spec in games().items() if spec.unit is not None}
-    assert dict(EVENT_UNITS) == event_units() == declared
-    assert unit_starts() == frozenset(u.start for u in declared.values()) | {"session_start"}
+    # the manifest records the unit (the reader's damage rule needs no game registry)
+    assert EventUnit.from_manifest({"unit": json.loads(json.dumps(events.to_dict()))}) == events
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -78,6 +70,7 @@ def test_the_unit_of_play_matches_what_the_game_writes(game, runs):
     spec, run_dir = games()[game], runs[game]
     unit = spec.unit
     manifest = read_manifest(run_dir)
+    assert EventUnit.from_manifest(manifest) == unit.events == Run(run_dir, manifest).unit
     counted = manifest["counts"][unit.counted]
     assert counted > 0
     events = list(iter_events(run_dir))
@@ -121,7 +114,6 @@ def test_a_game_without_a_unit_is_shown_without_units(tmp_path):
     )
     job = status.job_status(tmp_path)
     assert (job.unit, job.done, job.planned) == ("", 0, None)
-    assert EVENT_UNITS.get("not_a_game") is None
 
 
 def test_the_core_names_no_game():
@@ -214,14 +206,13 @@ def probe_game():
 
 
 def test_a_new_game_brings_its_unit_without_touching_the_core(probe_game, tmp_path, monkeypatch):
-    """Registering a GameSpec is enough: the recorder writes out before its start event, the reader knows its
-    unit, and status counts it."""
+    """Registering a GameSpec is enough: the recorder (given the game's unit by the job) writes out before its
+    start event, the reader knows its unit from the manifest, and status counts it."""
     from trustsim.rundir import RunRecorder, writer
 
     monkeypatch.setattr(writer, "FLUSH_EVERY_S", 1e9)  # only unit starts write out (not the clock)
 
-    assert EVENT_UNITS["unit_probe"] is probe_game.unit.events and "heat_start" in unit_starts()
-    rec = RunRecorder(tmp_path)
+    rec = RunRecorder(tmp_path, probe_game.unit.events)
     rec.event("heat_start", heat=0)
     rec.event("heat_end", heat=0)
     assert (tmp_path / "events.jsonl").read_text() == ""  # buffered
@@ -234,6 +225,7 @@ def test_a_new_game_brings_its_unit_without_touching_the_core(probe_game, tmp_pa
     manifest = {
         "run_id": "p",
         "game": "unit_probe",
+        "unit": probe_game.unit.events.to_dict(),
         "status": "running",
         "runs": 2,
         "config": {"game": {"heats": 3}},
@@ -241,6 +233,8 @@ def test_a_new_game_brings_its_unit_without_touching_the_core(probe_game, tmp_pa
     (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     job = status.job_status(tmp_path)  # no lock file: shown stale, counted from the events
     assert (job.status, job.unit, job.done, job.planned) == ("stale", "heats", 1, 6)
+    scan = scan_events(tmp_path, full=True)
+    assert scan.unit == probe_game.unit.events and scan.ok
 
 
 def test_reasoning_sources_come_from_the_games():

@@ -21,6 +21,7 @@ from trustsim.extract.extractor import extract
 from trustsim.extract.items import ReasoningItem
 from trustsim.extract.output import write_outputs
 from trustsim.extract.sources import SourceError, default_kind, reasoning_sources, run_dirs
+from trustsim.llm import build_client
 from trustsim.progress import make_progress
 from trustsim.rundir import print_data_warnings
 
@@ -75,8 +76,6 @@ def _main(argv: list[str] | None) -> int:
         llm_cfg = yaml.safe_load((CONF / "llm" / "default.yaml").read_text(encoding="utf-8")) or {}
         if args.store:
             llm_cfg["store_path"] = str(args.store)
-        from trustsim.llm import build_client
-
         client = build_client(model_cfg, llm_cfg)
         name = str(model_cfg["name"])
         bar = make_progress(len(items), f"extract ({name})", "auto")

@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from trustsim.llm import local
 from trustsim.llm.budget import Budget, BudgetReached
 from trustsim.llm.client import LLMClient, check_key_env
 from trustsim.llm.config import LLMConfig, ModelConfig, parse_llm_config, parse_model_config
@@ -72,8 +73,6 @@ def build_client(
         register_secret_env(var)
     check_key_env(model)  # at start, naming the variable, not as an HTTP error at the first call
     if model.provider == "local":
-        from trustsim.llm import local
-
         local.check_available(model.local)  # fail at start, naming the key, when something is missing
         local.register(model.local)
     if store is None:

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from trustsim.errors import RESUME_HINT, TrustsimError
+from trustsim.llm import local
 from trustsim.llm.budget import Budget
 from trustsim.llm.config import LLMConfig, ModelConfig
 from trustsim.llm.errors import MissingKeyError, ProviderError, ReplayMissError, StoreError
@@ -331,8 +332,6 @@ def _response(stored: StoredResponse, *, cached: bool) -> ChatResponse:
 def _local_totals(model: ModelConfig) -> dict[str, float] | None:
     if model.provider != "local":
         return None
-    from trustsim.llm import local
-
     return local.totals()
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from trustsim.errors import ConfigError
 from trustsim.llm.config import LocalModelConfig
+from trustsim.llm.local_decode import Engine, Unsupported
 from trustsim.llm.transport import get_litellm
 
 PROVIDER = "trustsim"
@@ -127,8 +128,6 @@ atexit.register(_close_models)
 
 
 def _engine(cfg: LocalModelConfig, model: Any) -> Any:
-    from trustsim.llm.local_decode import Engine
-
     key = (id(model), cfg.state_cache_mb)
     engine = _ENGINES.get(key)
     if engine is None:
@@ -170,8 +169,6 @@ def generate(cfg: LocalModelConfig, messages: list[dict[str, Any]], params: dict
     wants_json, schema = _answer_schema(kwargs.get("response_format"))
     start = time.perf_counter()
     if cfg.decoder == "guided" and (schema is not None or not wants_json):
-        from trustsim.llm.local_decode import Unsupported
-
         try:
             with _MODEL_LOCK:
                 text, finish, call = _engine(cfg, model).complete(messages, schema, kwargs)
@@ -214,8 +211,6 @@ def _chat_result(text: str, finish: str, stats: dict[str, Any]) -> dict[str, Any
 
 def check_grammar(model: Any, schema: dict[str, Any]) -> None:
     """Raise ValueError when llama.cpp cannot compile the answer schema (it would crash, not fail, later)."""
-    import json
-
     import llama_cpp
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 

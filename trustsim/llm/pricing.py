@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trustsim.llm.config import ModelConfig
+from trustsim.llm.transport import get_litellm
 
 MTOK = 1_000_000
 
@@ -52,8 +53,6 @@ def price_of(model: ModelConfig) -> Price | None:
 def map_entry(litellm_model: str) -> tuple[str, dict[str, Any]] | None:
     """litellm's price-map entry of a model id (``openai/gpt-5.1-2025-11-13`` → ``gpt-5.1-2025-11-13``):
     the id itself, then the id without its provider prefix, when that entry belongs to the same provider."""
-    from trustsim.llm.transport import get_litellm
-
     costs: dict[str, Any] = get_litellm().model_cost
     provider, _, bare = litellm_model.partition("/")
     for name in (litellm_model, bare):

@@ -20,29 +20,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
+
+from trustsim.config import conf_dir
 from trustsim.errors import ConfigError
+from trustsim.llm.config import parse_model_config
+from trustsim.schema import did_you_mean
 
 
 def model_presets() -> list[str]:
     """Names of the presets in ``conf/model/``."""
-    from trustsim.config import conf_dir
-
     return sorted(p.stem for p in (conf_dir() / "model").glob("*.yaml"))
 
 
 def load_preset(name: str, key: str) -> dict[str, Any]:
     """The values of ``conf/model/<name>.yaml``; an unknown name fails at ``key`` naming the closest preset."""
-    import yaml
-
-    from trustsim.config import conf_dir
-    from trustsim.schema import closest
-
     presets = model_presets()
     if name not in presets:
-        hint = closest(name, presets)
         raise ConfigError(
             key,
-            f"unknown model preset {name!r}{f'; did you mean {hint!r}?' if hint else ''} "
+            f"unknown model preset {name!r}{did_you_mean(name, presets)} "
             f"(presets: {', '.join(presets)}; or give a full model config as a mapping)",
         )
     data = yaml.safe_load((conf_dir() / "model" / f"{name}.yaml").read_text(encoding="utf-8")) or {}
@@ -58,8 +55,6 @@ def resolve_model(value: Any, key: str) -> dict[str, Any] | None:
         ConfigError: an unknown preset, a bad key or value (naming ``key.<field>``), or a preset that is no
             language model (``scripted``).
     """
-    from trustsim.llm.config import parse_model_config
-
     if value is None:
         return None
     if isinstance(value, str):

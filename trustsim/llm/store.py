@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trustsim.rundir.lock import pid_alive
+
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2  # 2: the ``job`` column (the config hash of the job that sent the request)
@@ -225,8 +227,6 @@ def writer_holder(lock: Path) -> dict[str, Any]:
 
 def writer_alive(holder: dict[str, Any]) -> bool:
     """Whether a writer lock's holder may still run: a process on another host counts as alive."""
-    from trustsim.rundir.lock import pid_alive
-
     if holder.get("host") != socket.gethostname():
         return True
     try:

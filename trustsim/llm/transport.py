@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from trustsim.secrets import install_log_redaction
+
 _litellm: Any = None
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
@@ -41,8 +43,6 @@ def get_litellm() -> Any:
         litellm.suppress_debug_info = True
         for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
             logging.getLogger(name).setLevel(logging.WARNING)
-        from trustsim.secrets import install_log_redaction
-
         install_log_redaction()  # litellm's own handlers too: a provider error may quote the key
         gc.collect()  # garbage of the import is freed, not frozen
         gc.freeze()

@@ -19,7 +19,7 @@ from trustsim.llm.client import LLMClient
 from trustsim.llm.config import LLMConfig, ModelConfig
 from trustsim.llm.decision import CURRENT_ASK
 from trustsim.llm.pricing import max_output_tokens
-from trustsim.llm.store import RequestStore, StoredResponse
+from trustsim.llm.store import RequestStore, ShardedStore, StoredResponse
 from trustsim.llm.transport import CallResult
 from trustsim.llm.types import ChatRequest, ChatResponse
 from trustsim.preview import standin
@@ -62,10 +62,8 @@ class LookupStore:
         self._store: Any = None
         try:
             if sharded:  # llm.store_dir: every shard, read-only (no shard claimed, no lock)
-                from trustsim.llm import store as stores
-
                 if path.is_dir():
-                    self._store = stores.ShardedStore(path, read_only=True)
+                    self._store = ShardedStore(path, read_only=True)
             elif path.is_file():
                 self._store = RequestStore(path, read_only=True)
         except (OSError, sqlite3.Error):

@@ -25,7 +25,7 @@ from trustsim.preview.client import CURRENT_ROUND, PreviewClient, preview_client
 from trustsim.preview.report import Estimate, lines, play_for, summarise
 from trustsim.progress import make_progress
 from trustsim.rundir import RunRecorder
-from trustsim.rundir.schema import event_units
+from trustsim.rundir.schema import EventUnit
 
 PREVIEW_FILE = "preview.json"
 
@@ -35,9 +35,9 @@ class PreviewRecorder(RunRecorder):
 
     invalid = 0  # model answers the game recorded invalid (a stand-in answer it could not use)
 
-    def __init__(self, run_dir: Path) -> None:
-        super().__init__(run_dir)
-        self._bounds = unit_bounds()
+    def __init__(self, run_dir: Path, unit: EventUnit | None) -> None:
+        super().__init__(run_dir, unit)
+        self._bounds = frozenset() if unit is None else frozenset((unit.start, unit.end))
 
     def event(self, type: str, **fields: Any) -> None:
         _follow(type, fields.get("round"), self._bounds)
@@ -49,11 +49,6 @@ def _invalid_answers(fields: dict[str, Any]) -> int:
     """Model answers recorded invalid in an event's fields (a decision, move, stage or exchange role)."""
     count = int(fields.get("valid") is False and bool(fields.get("raw")))
     return count + sum(_invalid_answers(v) for v in fields.values() if isinstance(v, dict))
-
-
-def unit_bounds() -> frozenset[str]:
-    """The start and end event types of every registered game's unit of play (``GameSpec.unit``)."""
-    return frozenset(t for unit in event_units().values() for t in (unit.start, unit.end))
 
 
 def _follow(type: str, round: Any, bounds: frozenset[str]) -> None:
@@ -119,7 +114,7 @@ def _estimate(valid: Validated, base_dir: Path | None) -> Estimate:
         return Estimate()
     logging.getLogger("MESA").setLevel(logging.WARNING)  # Mesa logs every step at INFO
     with tempfile.TemporaryDirectory(prefix="trustsim-preview-") as tmp:
-        recorder = PreviewRecorder(Path(tmp))
+        recorder = PreviewRecorder(Path(tmp), valid.game.unit.events if valid.game.unit else None)
         ctx = PreviewContext(valid, identify(valid), Path(tmp), recorder, base_dir)
         try:
             valid.game.run(ctx)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trustsim.llm.decision import Ask, InvalidAnswer, extract_json, required_keys
+from trustsim.llm.transport import get_litellm
 
 STANDIN_TEXT = "preview stand-in answer"
 TEXT_ANSWERS = {
@@ -173,8 +174,6 @@ def token_cap(params: Mapping[str, Any], model_limit: int | None) -> int | None:
 
 def count_messages(model: str, messages: list[dict[str, Any]], params: Mapping[str, Any]) -> int:
     """Prompt tokens: the messages (litellm's token counter for this model) plus a sent answer schema."""
-    from trustsim.llm.transport import get_litellm
-
     litellm = get_litellm()
     tokens = int(litellm.token_counter(model=model, messages=messages))
     fmt = params.get("response_format")
@@ -185,8 +184,6 @@ def count_messages(model: str, messages: list[dict[str, Any]], params: Mapping[s
 
 def count_text(model: str, text: str) -> int:
     """Tokens of a text (litellm's token counter for this model)."""
-    from trustsim.llm.transport import get_litellm
-
     return int(get_litellm().token_counter(model=model, text=text)) if text else 0
 
 

@@ -4,7 +4,7 @@ One module for everything a run directory holds (see ``docs/run_directory.md``):
 schemas (:mod:`.schema`), the event and table writers (:mod:`.writer`), the manifest (:mod:`.manifest`),
 the lock (:mod:`.lock`, :mod:`.directory`) and the reader with its damage and duplicate rules
 (:mod:`.reader`). It imports nothing else from the engine (no mesa, hydra, litellm or game), so ``analysis``
-may import it; the games' event units (``EVENT_UNITS``) are read from the game registry when first asked for.
+may import it; a game's event unit comes from the run's own manifest, never from the game registry.
 """
 
 from trustsim.rundir.directory import clear_previous_run, open_run_dir
@@ -29,7 +29,6 @@ from trustsim.rundir.reader import (
 )
 from trustsim.rundir.schema import (
     EVENT_ENVELOPE,
-    EVENT_UNITS,
     EVENTS,
     LOCK,
     MANIFEST,
@@ -51,7 +50,6 @@ __all__ = [
     "BUSY_EXIT_CODE",
     "EVENTS",
     "EVENT_ENVELOPE",
-    "EVENT_UNITS",
     "LOCK",
     "MANIFEST",
     "PREDICTIONS",

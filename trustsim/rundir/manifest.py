@@ -48,7 +48,7 @@ class Manifest:
     """
 
     ORDER = (
-        "trustsim_version", "run_id", "run_dir", "game", "status", "failure", "cell", "experiment", "seed",
+        "trustsim_version", "run_id", "run_dir", "game", "unit", "status", "failure", "cell", "experiment", "seed",
         "runs", "config_hash", "world_hash", "config", "versions", "git", "command", "timings", "counts",
         "llm", "tables",
     )  # fmt: skip

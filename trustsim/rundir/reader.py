@@ -6,8 +6,10 @@ left does the caller fail, with a :class:`RunDirError` giving the reason.
 
 - ``events.jsonl``: a line that is not a JSON event, or whose ``seq`` breaks the 0, 1, 2... sequence, is
   damaged. The readable events are used. Where the game brackets its units of play with start/end events
-  (:data:`~trustsim.rundir.schema.EVENT_UNITS`), the table rows of units whose events are intact are used
-  and the others dropped. A missing ``events.jsonl`` is warned about; the tables are used unchecked.
+  (the :class:`~trustsim.rundir.schema.EventUnit` its manifest records), the table rows of units whose events
+  are intact are used and the others dropped; a run whose manifest records no unit (written before manifests
+  carried it) gets the file-level rule: all rows, with a warning. A missing ``events.jsonl`` is warned about;
+  the tables are used unchecked.
 - CSV tables: an unparseable table is skipped (the run contributes nothing to that table); a last row cut
   short (no final newline) is dropped.
 - ``manifest.json``: missing or not a JSON object: the run is excluded with the reason.
@@ -25,6 +27,7 @@ import logging
 import os
 import re
 import string
+import sys
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -32,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trustsim.rundir.schema import EVENT_UNITS, EVENTS, MANIFEST, EventUnit
+from trustsim.rundir.schema import EVENTS, MANIFEST, EventUnit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,6 +83,11 @@ class Run:
     def game(self) -> str:
         """Game family (``escape_room``, ``reliance``, ``arena``...)."""
         return str(self.manifest.get("game") or "")
+
+    @property
+    def unit(self) -> EventUnit | None:
+        """The game's unit of play, as the manifest records it (None: the file-level damage rule only)."""
+        return EventUnit.from_manifest(self.manifest)
 
     @property
     def cell(self) -> dict[str, Any]:
@@ -317,8 +325,7 @@ def _scan_intact(path: Path, data: bytes, unit: EventUnit | None) -> EventScan |
 
 
 @lru_cache(maxsize=256)
-def _scan_cached(path: Path, stamp: tuple[int, int], game: str, full: bool) -> EventScan:
-    unit = EVENT_UNITS.get(game)
+def _scan_cached(path: Path, stamp: tuple[int, int], unit: EventUnit | None, full: bool) -> EventScan:
     markers = () if unit is None else (f'"type":"{unit.start}"'.encode(), f'"type":"{unit.end}"'.encode())
     data = path.read_bytes()
     if not full:
@@ -382,33 +389,35 @@ def _scan_cached(path: Path, stamp: tuple[int, int], game: str, full: bool) -> E
     return EventScan(path, True, len(lines), tuple(damaged), units, unit)
 
 
-def scan_events(
-    run: Run | str | os.PathLike[str], *, full: bool = False, game: str | None = None
-) -> EventScan:
+def scan_events(run: Run | str | os.PathLike[str], *, full: bool = False) -> EventScan:
     """Check a run's ``events.jsonl`` line by line and find its units of play (cached per file version).
 
     Args:
-        run: A :class:`Run` (its manifest gives the game) or a run directory.
+        run: A :class:`Run`, or a run directory (its manifest is read for the unit of play; an unreadable one
+            leaves the file-level rule).
         full: Parse every line as JSON (default: check each line's structure and ``seq`` and parse only the
             unit start/end events and a last line without its newline).
-        game: The game family, when ``run`` is a path (selects the event unit).
     """
-    run_dir = run.path if isinstance(run, Run) else Path(run)
-    game = run.game if isinstance(run, Run) else (game or "")
+    if isinstance(run, Run):
+        run_dir, unit = run.path, run.unit
+    else:
+        run_dir = Path(run)
+        try:
+            unit = EventUnit.from_manifest(read_manifest(run_dir))
+        except RunDirError:
+            unit = None
     path = run_dir / EVENTS
     try:
         st = path.stat()
         if not path.is_file():
             raise IsADirectoryError(f"{path} is not a file")
         if st.st_size == 0:
-            return EventScan(path, False, unit=EVENT_UNITS.get(game), problem="empty")
-        return _scan_cached(path, (st.st_size, st.st_mtime_ns), game, full)
+            return EventScan(path, False, unit=unit, problem="empty")
+        return _scan_cached(path, (st.st_size, st.st_mtime_ns), unit, full)
     except FileNotFoundError:
-        return EventScan(path, False, unit=EVENT_UNITS.get(game), problem="missing")
+        return EventScan(path, False, unit=unit, problem="missing")
     except OSError as exc:
-        return EventScan(
-            path, False, unit=EVENT_UNITS.get(game), problem=f"unreadable ({exc.strerror or exc})"
-        )
+        return EventScan(path, False, unit=unit, problem=f"unreadable ({exc.strerror or exc})")
 
 
 def iter_events(run_dir: str | os.PathLike[str], *, strict: bool = False) -> Iterator[dict[str, Any]]:
@@ -619,8 +628,6 @@ class print_data_warnings:
         self._ctx = warnings.catch_warnings()
 
     def __enter__(self) -> print_data_warnings:
-        import sys
-
         self._ctx.__enter__()
         warnings.simplefilter("always", DataWarning)
         original = warnings.showwarning

@@ -1,13 +1,14 @@
 """The run directory's file names, table schemas, event envelope and event units.
 
-No engine imports at import time: the event units are declared by each game (``GameSpec.unit``) and read from
-the game registry (:mod:`trustsim.contract`) when first asked for.
+Each game declares its event unit (``GameSpec.unit``); the job writes it into ``manifest.json`` (``unit``), and
+the reader takes it from there: reading a run directory needs no game registry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 MANIFEST = "manifest.json"
 EVENTS = "events.jsonl"
@@ -54,7 +55,8 @@ class EventUnit:
 
     ``key`` names the event fields that identify one unit; ``table_keys`` says how a table row names the same
     unit, as a ``str.format`` template over the table's columns (``"*"``: every table not listed). The damage
-    rule of the reader keeps the table rows of units whose events are intact.
+    rule of the reader keeps the table rows of units whose events are intact. A job records its game's unit in
+    ``manifest.json`` (:meth:`to_dict`), so a reader needs no game to apply the rule (:meth:`from_manifest`).
     """
 
     start: str
@@ -64,45 +66,36 @@ class EventUnit:
     event_key: str
     table_keys: dict[str, str] = field(default_factory=dict)
 
+    def __hash__(self) -> int:
+        return hash(
+            (self.start, self.end, self.key, self.label, self.event_key, tuple(self.table_keys.items()))
+        )
+
     def table_key(self, table: str) -> str | None:
         """The key template for rows of ``table`` (e.g. ``predictions``), None if the table has no units."""
         return self.table_keys.get(table, self.table_keys.get("*"))
 
+    def to_dict(self) -> dict[str, Any]:
+        """The unit as ``manifest.json`` records it."""
+        return {**asdict(self), "key": list(self.key)}
 
-def event_units() -> dict[str, EventUnit]:
-    """Event units per game family (``manifest.game``): each registered game's ``GameSpec.unit.events``.
-
-    It discovers the games (:func:`trustsim.contract.games`) on the first call, so it must not run while
-    ``trustsim.rundir`` is being imported; later calls are cheap. A game without a unit is not listed.
-    """
-    from trustsim.contract import games
-
-    return {name: spec.unit.events for name, spec in games().items() if spec.unit is not None}
-
-
-def unit_starts() -> frozenset[str]:
-    """Event types before which the recorder writes out everything it buffered (the previous unit of play is
-    complete): every registered game's unit start, and ``session_start``."""
-    return frozenset(unit.start for unit in event_units().values()) | {"session_start"}
-
-
-class _EventUnits(Mapping[str, EventUnit]):
-    """A read-only view of :func:`event_units`, resolved on each read (never at import)."""
-
-    def __getitem__(self, game: str) -> EventUnit:
-        return event_units()[game]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(event_units())
-
-    def __len__(self) -> int:
-        return len(event_units())
-
-    def __repr__(self) -> str:
-        return f"EVENT_UNITS({event_units()!r})"
-
-
-#: Event units per game family (``manifest.game``), from each registered ``GameSpec.unit``: a read-only mapping
-#: resolved when read (game discovery on the first read), never at import. A game without one gets the
-#: file-level damage rule only.
-EVENT_UNITS: Mapping[str, EventUnit] = _EventUnits()
+    @classmethod
+    def from_manifest(cls, manifest: Mapping[str, Any]) -> EventUnit | None:
+        """The unit a manifest records (``unit``); None when it records none (a game without units, or a run
+        directory written before manifests carried it) or the record is damaged: the reader then applies its
+        file-level damage rule only."""
+        data = manifest.get("unit")
+        if not isinstance(data, Mapping):
+            return None
+        try:
+            unit = cls(
+                start=str(data["start"]),
+                end=str(data["end"]),
+                key=tuple(str(k) for k in data["key"]),
+                label=str(data["label"]),
+                event_key=str(data["event_key"]),
+                table_keys={str(k): str(v) for k, v in dict(data.get("table_keys") or {}).items()},
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+        return unit if unit.start and unit.end and unit.key else None

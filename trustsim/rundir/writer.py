@@ -19,12 +19,17 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from trustsim.rundir.schema import EVENTS, TableSchema, unit_starts
+from trustsim.rundir.schema import EVENTS, EventUnit, TableSchema
+from trustsim.secrets import redact_text, secret_values
 
 _monotonic = time.monotonic
 
 FLUSH_EVERY_S = 1.0
 """Longest time buffered events wait before they are written out (while events keep arriving)."""
+
+
+SESSION_START = "session_start"
+"""An event type before which the recorder always writes out what it buffered (a session is a unit too)."""
 
 
 def format_cell(value: Any) -> Any:
@@ -173,16 +178,15 @@ class RunRecorder:
     """Owns a run directory's ``events.jsonl`` and CSV tables.
 
     Events are appended one JSON object per line; every event carries a contiguous ``seq``. Events and table
-    rows are buffered and written out before every unit of play starts (the event types of
-    :func:`~trustsim.rundir.schema.unit_starts`), at least every :data:`FLUSH_EVERY_S` seconds while events
-    arrive, on :meth:`flush` and on :meth:`close`; a killed job loses at most the unit in progress. Text that contains a secret from the environment is redacted before
+    rows are buffered and written out before every unit of play starts (the start event of ``unit``, the
+    game's :class:`~trustsim.rundir.schema.EventUnit`, and ``session_start``), at least every
+    :data:`FLUSH_EVERY_S` seconds while events arrive, on :meth:`flush` and on :meth:`close`; a killed job
+    loses at most the unit in progress. Text that contains a secret from the environment is redacted before
     it reaches disk. Open it through :func:`trustsim.rundir.open_run_dir`, which holds the directory's lock
     first.
     """
 
-    def __init__(self, run_dir: Path) -> None:
-        from trustsim.secrets import secret_values
-
+    def __init__(self, run_dir: Path, unit: EventUnit | None = None) -> None:
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._events = _open_for_writing(self.run_dir / EVENTS)
@@ -191,7 +195,7 @@ class RunRecorder:
         self._secrets = secret_values()
         self._secret_breaks = any("\n" in v for v in self._secrets)  # see flush
         self._flushed_at = _monotonic()
-        self._unit_starts = unit_starts()
+        self._unit_starts = frozenset({SESSION_START, *([unit.start] if unit is not None else [])})
         self.seq = 0
 
     def event(self, type: str, **fields: Any) -> None:
@@ -216,8 +220,6 @@ class RunRecorder:
         if self._pending and not self._events.closed:
             pending = self._pending
             if self._secrets:
-                from trustsim.secrets import redact_text
-
                 if self._secret_breaks:
                     pending = [redact_text(line, self._secrets) for line in pending]
                 else:
