@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trustsim.errors import ConfigError
-from trustsim.llm.config import parse_model_config
+from trustsim.llm.config import ModelPrice, parse_model_config
 from trustsim.llm.pricing import Price, price_of
 
 BASE = {"name": "m", "litellm_model": "openai/my-new-model"}
@@ -13,7 +13,7 @@ BASE = {"name": "m", "litellm_model": "openai/my-new-model"}
 
 def test_price_in_a_model_config_is_parsed_and_used() -> None:
     model = parse_model_config({**BASE, "price": {"input_per_mtok": 2, "output_per_mtok": 8.5}})
-    assert model.price == {"input_per_mtok": 2.0, "output_per_mtok": 8.5}
+    assert model.price == ModelPrice(input_per_mtok=2.0, output_per_mtok=8.5)
     price = price_of(model)
     assert price == Price(2.0, 8.5, "config")
     assert price.cost(1_000_000, 2_000_000) == pytest.approx(2.0 + 17.0)
