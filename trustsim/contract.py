@@ -194,6 +194,9 @@ class GameSpec:
             at every ``session_start`` and once a second).
         reasoning: ``--kind`` name -> :class:`ReasoningSource`: where ``python -m trustsim.extract`` finds this
             game's reasoning texts; default: none.
+        standin_text: Call purpose -> the text preview's stand-in answers to a free-text request of that
+            purpose, in the form the game's agents parse (e.g. a line ``DECISION: Pass``); default: a neutral
+            text (JSON answers are built from the request's answer schema).
     """
 
     name: str
@@ -211,6 +214,7 @@ class GameSpec:
     length: GameLength | None = None
     unit: PlayUnit | None = None
     reasoning: Mapping[str, ReasoningSource] = field(default_factory=dict)
+    standin_text: Mapping[str, str] = field(default_factory=dict)
 
     def options_of(self, cfg: Mapping[str, Any]) -> Any:
         """The typed options of a validated config's ``game`` group (an instance of :attr:`options`)."""

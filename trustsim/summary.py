@@ -43,6 +43,7 @@ class Family:
     answers: int = 0  # answers by LLM (or any non-scripted) decision makers
     invalid: int = 0
     short: str = ""  # the one-line form
+    who: str = ""  # who played (default: the agent and its model, :func:`who_played`)
 
     def count_answers(self, valid_flags: Iterable[str]) -> None:
         """Count the model's answers from their tables' ``valid`` cells (anything but true is invalid)."""
@@ -124,21 +125,18 @@ def _generic(run_dir: Path, manifest: dict[str, Any]) -> Family:
 
 
 # -- labels -----------------------------------------------------------------------------------------------
-def _who(manifest: dict[str, Any]) -> str:
+def on_model(who: Any, model: Any) -> str:
+    """``who``, and ``on <model>`` when a language model played it."""
+    return f"{who}" + (f" on {model}" if model and model != "scripted" else "")
+
+
+def who_played(manifest: dict[str, Any], extras: Sequence[str] = ()) -> str:
+    """``agent X on <model>``, with the manifest cell's ``extras`` keys in parentheses (those set)."""
     cell = manifest.get("cell") or {}
-    if cell.get("trustor") or cell.get("trustee"):  # the trust game's roles may differ
-        roles = []
-        for role in ("trustor", "trustee"):
-            model = cell.get(f"{role}_model")
-            roles.append(
-                f"{role} {cell.get(role)}" + (f" on {model}" if model and model != "scripted" else "")
-            )
-        return ", ".join(roles)
     agent = cell.get("agent") or (manifest.get("config") or {}).get("agent", {}).get("name", "?")
-    model = cell.get("model")
-    text = f"agent {agent}" + (f" on {model}" if model and model != "scripted" else "")
-    extras = [f"{k} {cell[k]}" for k in ("prompt", "memory", "schedule") if cell.get(k)]
-    return text + (f" ({', '.join(extras)})" if extras else "")
+    text = on_model(f"agent {agent}", cell.get("model"))
+    shown = [f"{k} {cell[k]}" for k in extras if cell.get(k)]
+    return text + (f" ({', '.join(shown)})" if shown else "")
 
 
 def _llm_line(manifest: dict[str, Any]) -> str | None:
@@ -199,7 +197,7 @@ def summarize(run_dir: str | Path) -> str:
         f"== {manifest.get('run_id', run_dir.name)}: {manifest.get('status', '?')}"
         + (f" in {wall:.{1 if wall >= 1 else 3}f} s" if isinstance(wall, (int, float)) else "")
         + " ==",
-        f"{fam.headline}; {_who(manifest)}",
+        f"{fam.headline}; {fam.who or who_played(manifest)}",
     ]
     weak = weak_reason(manifest, fam.answers, fam.invalid)
     if weak:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from games.arena.rules import COOPERATE, DEFECT
-from trustsim.rundir import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the one schema, re-exported
+from games.predictions import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the shared schema, re-exported
 from trustsim.rundir.writer import bool_text, cell_text
 
 if TYPE_CHECKING:  # a type only: registering the game (discovery) does not import mesa

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from games.escape_room.options import EscapeRoomGame, MemoryOptions, ScheduleOptions, check, uses_llm
-from games.escape_room.plan import LENGTH, UNIT, count_decisions
+from games.escape_room.plan import LENGTH, STANDIN_ANSWERS, UNIT, count_decisions
 from games.escape_room.reasoning import REASONING
 from games.escape_room.summary import summarize
 from games.escape_room.tables import AGENT_GAME_COLUMNS, DECISION_COLUMNS, GAME_COLUMNS, PREDICTION_COLUMNS
@@ -38,6 +38,7 @@ SPEC = register_game(
         unit=UNIT,
         reasoning=REASONING,
         length=LENGTH,
+        standin_text=STANDIN_ANSWERS,
         check=check,
         uses_llm=uses_llm,
         groups={"memory": MemoryOptions, "schedule": ScheduleOptions},

@@ -42,6 +42,13 @@ def _upper_play(cfg: dict[str, Any]) -> Any:
     return Play()
 
 
+STANDIN_ANSWERS = {
+    "decision": "DECISION: Pass\nREASONING: preview stand-in answer",
+    "solve": "0",
+    "own_answer": "0",
+}
+"""Preview's stand-in answers to the LLM agent's free-text requests: a pass, and a number for a puzzle."""
+
 LENGTH = GameLength(
     note="games end on an escape or when every seat is dead: full-length games (the stand-in passes every "
     "round; with game.verifier=llm it verifies) above, an escape in every game's first round below",

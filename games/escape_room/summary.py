@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trustsim.summary import TRUE, Family, from_model, mean_by, number, read_rows, share
+from trustsim.rundir import read_manifest
+from trustsim.summary import TRUE, Family, from_model, mean_by, number, read_rows, share, who_played
 
 
 def summarize(run_dir: Path) -> Family:
@@ -24,6 +25,7 @@ def summarize(run_dir: Path) -> Family:
     wrong_pw = sum(int(number(g.get("deaths_wrong_password")) or 0) for g in games)
     no_vol = sum(int(number(g.get("deaths_no_volunteer")) or 0) for g in games)
     fam = Family(f"escape room, {n} games" + (f" in {sessions} sessions" if sessions > 1 else ""))
+    fam.who = who_played(read_manifest(run_dir), extras=("prompt", "memory", "schedule"))
     parts = [f"escaped {escaped}", f"all died {all_dead}"]
     if timed_out:
         parts.append(f"out of rounds {timed_out}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from games.escape_room.options import PARTNER_SEAT
-from trustsim.rundir import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the one schema, re-exported
+from games.predictions import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the shared schema, re-exported
 from trustsim.rundir.writer import cell_text
 
 if TYPE_CHECKING:  # annotations only: registering the game (discovery) does not import mesa

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trustsim.rundir import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the one schema, re-exported
+from games.predictions import PREDICTION_COLUMNS as PREDICTION_COLUMNS  # the shared schema, re-exported
 
 STAGE_COLUMNS = [
     "run_id", "session", "set", "item", "item_index", "scenario", "blueprint", "category", "process",

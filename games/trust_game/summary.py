@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import mean
 
-from trustsim.summary import Family, from_model, mean_by, number, read_rows
+from trustsim.rundir import read_manifest
+from trustsim.summary import Family, from_model, mean_by, number, on_model, read_rows
 
 
 def summarize(run_dir: Path) -> Family:
@@ -16,6 +17,10 @@ def summarize(run_dir: Path) -> Family:
     endow = [number(r.get("endowment")) or 0.0 for r in rows]
     ratios = [v for v in (number(r.get("return_ratio")) for r in rows) if v is not None]
     fam = Family(f"trust game, {pairs} pairs, {len(rows)} exchanges")
+    cell = read_manifest(run_dir).get("cell") or {}  # the roles' agents and models may differ
+    fam.who = ", ".join(
+        on_model(f"{r} {cell.get(r)}", cell.get(f"{r}_model")) for r in ("trustor", "trustee")
+    )
     share_sent = sum(sent) / sum(endow) if sum(endow) else 0.0
     fam.lines.append(
         f"sent {mean(sent) if sent else 0:.2f} of {mean(endow) if endow else 0:.0f} on average ({share_sent:.0%}); "

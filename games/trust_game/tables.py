@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from games.predictions import PREDICTIONS
 from games.trust_game.rules import Stakes, return_ratio
 from games.trust_game.types import Decision, Role
-from trustsim.rundir import PREDICTIONS, TableSchema
+from trustsim.rundir import TableSchema
 from trustsim.rundir.writer import bool_text, cell_text
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ EXCHANGES = TableSchema(
     "exchanges", tuple(EXCHANGE_COLUMNS), "one row per trust-game exchange (docs/trust_game.md)"
 )
 TABLES = {"exchanges": EXCHANGES, "predictions": PREDICTIONS}
-"""The game's tables; predictions.csv is the shared calibration schema (trustsim.rundir)."""
+"""The game's tables; predictions.csv is the shipped games' shared calibration schema (games/predictions.py)."""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import yaml
 from analysis.__main__ import main as analysis_main
 from games.arena.reasoning import arena_run
 from games.escape_room.reasoning import escape_room_reference, reference_runs
+from games.predictions import PREDICTION_COLUMNS
 from trustsim.extract.__main__ import main as extract_main
 from trustsim.extract.extractor import SCHEMA, extract, parse_probability
 from trustsim.extract.sources import SourceError
@@ -108,7 +109,13 @@ def test_fake_extraction_to_calibration_report(tmp_path: Path) -> None:
     assert all(r.p in (0.3, 0.9) for r in results)
     out = tmp_path / "ext"
     write_outputs(
-        out, results, source="extracted:fake", game_type="escape_room", extractor_model="fake", sources=["x"]
+        out,
+        results,
+        source="extracted:fake",
+        game_type="escape_room",
+        prediction_columns=PREDICTION_COLUMNS,
+        extractor_model="fake",
+        sources=["x"],
     )
     preds = pd.read_csv(out / "predictions.csv")
     assert set(preds["source"]) == {"extracted:fake"} and len(preds) == 40

@@ -24,7 +24,7 @@ from trustsim.config import validate_config
 from trustsim.contract import agents_for, games, register_agent, unregister_agent
 from trustsim.errors import ConfigError
 from trustsim.identity import config_hash, execution_keys, world_hash, world_keys
-from trustsim.rundir import PREDICTION_COLUMNS
+from trustsim.rundir import PREDICTION_KEYS, PREDICTION_MEASURES
 
 REPO = Path(__file__).resolve().parents[2]
 GAMES = sorted(games())
@@ -129,10 +129,13 @@ def test_memory_stays_flat(game, tmp_path):
 
 
 def test_tables_follow_their_schemas(game, tmp_path):
-    """Every table has the columns the GameSpec declares; predictions follow the one PREDICTION schema."""
+    """Every table has the columns the GameSpec declares; predictions follow the calibration contract (its keys,
+    the game's cell columns, its measures: trustsim.rundir.prediction_schema)."""
     spec = games()[game]
     result = run_ok(example(game), tmp_path / "run")
-    assert tuple(spec.table_columns("predictions")) == tuple(PREDICTION_COLUMNS)
+    columns = tuple(spec.table_columns("predictions"))
+    assert columns[: len(PREDICTION_KEYS)] == PREDICTION_KEYS
+    assert columns[-len(PREDICTION_MEASURES) :] == PREDICTION_MEASURES
     for name in spec.tables:
         path = result.run_dir / f"{name}.csv"
         assert path.exists(), f"{game} did not write {name}.csv"

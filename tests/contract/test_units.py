@@ -130,6 +130,36 @@ def test_the_core_names_no_game():
     assert found == KNOWN_NAMES, "a known exception is gone: drop it from KNOWN_NAMES"
 
 
+def concept_words() -> set[str]:
+    """Words of the shipped games' own concepts the core must not name: every game's config groups
+    (``GameSpec.groups``: memory, schedule), the escape room's schedule names, call purposes and prompt styles,
+    the trust game's roles."""
+    from games.escape_room.options import PROMPT_STYLES
+    from games.escape_room.schedules import SCHEDULES
+
+    groups = {group for spec in games().values() for group in spec.groups}
+    purposes = {"solve", "own_answer", "reflection", "subtask"}
+    return groups | set(SCHEDULES) | purposes | (set(PROMPT_STYLES) - {"trustsim"}) | {"trustor", "trustee"}
+
+
+def test_the_core_names_no_game_concept():
+    """No module of ``trustsim/`` names a game's own concept outside docstrings: the games bring them through
+    their GameSpec (groups, cell columns, purposes in the model config's ``purpose_params``, stand-in answers,
+    summary lines), the trust card's parts live in ``conf/card/``."""
+    words = concept_words()
+    assert {"memory", "schedule", "mid2strike", "own_answer", "reflection"} <= words
+    pattern = re.compile(
+        r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, sorted(words))) + r")(?![A-Za-z0-9_])"
+    )
+    found = []
+    for path in sorted((REPO / "trustsim").rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        for text, line in _code_texts(ast.parse(path.read_text(encoding="utf-8"))):
+            if pattern.search(text):
+                found.append(f"{rel}:{line}: {text[:80]!r}")
+    assert not found, "the core names a game's concept: " + "; ".join(found)
+
+
 def test_the_scan_sees_game_names():
     """The scan above is not blind: a string, a name and an import naming a game are found; docstrings are not."""
     game = GAMES[0]

@@ -215,10 +215,10 @@ def test_cli_preview_of_a_sweep_needs_no_key_and_writes_no_run(tmp_path: Path) -
 def test_a_stand_in_answer_the_game_cannot_use_is_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trustsim.preview import standin
+    from games.escape_room.plan import STANDIN_ANSWERS
     from trustsim.preview.report import lines
 
-    monkeypatch.setitem(standin.TEXT_ANSWERS, "decision", "no decision line here")
+    monkeypatch.setitem(STANDIN_ANSWERS, "decision", "no decision line here")
     cfg = api.compose(
         "mid2strike",
         [

@@ -10,12 +10,13 @@ from pathlib import Path
 
 from tests.conftest import REPO, run_in_process
 from trustsim.rundir import (
-    PREDICTION_COLUMNS,
-    PREDICTIONS,
+    PREDICTION_KEYS,
+    PREDICTION_MEASURES,
     Manifest,
     RunRecorder,
     TableSchema,
     failure_from_exception,
+    prediction_schema,
     write_failed_manifest,
 )
 
@@ -45,17 +46,24 @@ def test_manifest_keeps_the_documented_field_order(tmp_path: Path) -> None:
 
 
 def test_one_prediction_schema_everywhere() -> None:
-    """PREDICTION_COLUMNS is defined once (trustsim/rundir/schema.py); games and extract use it."""
-    hits = []
+    """The calibration table is built in one place (trustsim.rundir.prediction_schema): its key and measure
+    columns around a game's own cell columns; no module of games/ or trustsim/ builds a TableSchema named
+    predictions itself."""
+    built = []
     for path in [*REPO.glob("games/**/*.py"), *REPO.glob("trustsim/**/*.py")]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Assign | ast.AnnAssign):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if any(isinstance(t, ast.Name) and t.id == "PREDICTION_COLUMNS" for t in targets):
-                    hits.append(path.relative_to(REPO).as_posix())
-    assert hits == ["trustsim/rundir/schema.py"]
-    assert list(PREDICTIONS.columns) == PREDICTION_COLUMNS and PREDICTIONS.file == "predictions.csv"
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "TableSchema" and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and first.value == "predictions":
+                    built.append(path.relative_to(REPO).as_posix())
+    assert built == ["trustsim/rundir/schema.py"]
+    schema = prediction_schema(cell=("a", "b"))
+    assert schema.columns == (*PREDICTION_KEYS, "a", "b", *PREDICTION_MEASURES)
+    assert schema.file == "predictions.csv" and prediction_schema().columns == (
+        *PREDICTION_KEYS,
+        *PREDICTION_MEASURES,
+    )
 
 
 def test_rundir_imports_nothing_heavy() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from games.predictions import PREDICTION_COLUMNS
 from games.trust_game.tables import EXCHANGE_COLUMNS
-from trustsim.rundir import PREDICTION_COLUMNS
 
 TABLES = ("exchanges.csv", "predictions.csv")
 

@@ -16,6 +16,7 @@ import yaml
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from trustsim.contract import games
 from trustsim.errors import TrustsimError
 from trustsim.extract.extractor import extract
 from trustsim.extract.items import ReasoningItem
@@ -96,6 +97,7 @@ def _main(argv: list[str] | None) -> int:
             results,
             source=f"extracted:{name}",
             game_type=game,
+            prediction_columns=games()[game].table_columns("predictions"),
             extractor_model=name,
             sources=[str(s) for s in args.sources],
             llm_stats=client.stats(),

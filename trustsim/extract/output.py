@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from trustsim.extract.extractor import Extraction
-from trustsim.rundir import PREDICTIONS, Manifest, TableSchema, write_table
+from trustsim.rundir import Manifest, TableSchema, prediction_schema, write_table
 
 EXTRACTIONS = TableSchema("extractions", ("run_id", "cluster", "game", "round", "item", "p", "reason", "raw"))
 
@@ -23,19 +23,22 @@ def write_outputs(
     *,
     source: str,
     game_type: str,
+    prediction_columns: Sequence[str],
     extractor_model: str,
     sources: Sequence[str],
     status: str = "complete",
     llm_stats: dict | None = None,
 ) -> None:
-    """predictions.csv, extractions.csv (raw answers and reasons) and manifest.json in ``out``.
+    """predictions.csv (with ``prediction_columns``: the source game's), extractions.csv (raw answers and
+    reasons) and manifest.json in ``out``.
 
     Row ``run_id`` values are the *source* runs (so resampling clusters stay per source run and match).
     """
     out.mkdir(parents=True, exist_ok=True)
+    predictions = prediction_schema()
     tables = {
-        PREDICTIONS.name: write_table(
-            out / PREDICTIONS.file, PREDICTIONS.columns, [prediction_row(e, source) for e in extractions]
+        predictions.name: write_table(
+            out / predictions.file, prediction_columns, [prediction_row(e, source) for e in extractions]
         ),
         EXTRACTIONS.name: write_table(
             out / EXTRACTIONS.file,

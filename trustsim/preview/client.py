@@ -68,12 +68,12 @@ class LookupStore:
                 self._store = RequestStore(path, read_only=True)
         except (OSError, sqlite3.Error):
             self._store = None  # nothing readable there: every request counts as to send
-        self._memory: dict[str, StoredResponse] = {}
+        self._answered: dict[str, StoredResponse] = {}  # the stand-in's answers, this preview only
         self.stored_hits: set[str] = set()
 
     def get(self, key: str, canonical: str | None = None) -> StoredResponse | None:
-        if key in self._memory:
-            return self._memory[key]
+        if key in self._answered:
+            return self._answered[key]
         found = None
         if self._store is not None:
             found = self._store.get(key) if canonical is None else self._store.get(key, canonical)
@@ -85,7 +85,7 @@ class LookupStore:
         return 0.0  # a preview spends nothing (llm.budget_usd never stops it)
 
     def put(self, key: str, *, response: StoredResponse, **row: Any) -> None:
-        self._memory[key] = response
+        self._answered[key] = response
 
     def close(self) -> None:
         if self._store is not None:

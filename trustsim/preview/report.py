@@ -25,9 +25,12 @@ from trustsim.preview.standin import Play
 
 def play_for(cfg: dict[str, Any]) -> Play:
     """How the stand-in plays a job so that its figures are the upper ones (the game's
-    :attr:`~trustsim.contract.GameLength.upper_play`; default: the stand-in's own choices)."""
-    length = game_spec(str((cfg.get("game") or {}).get("type"))).length
-    return length.upper_play(cfg) if length is not None and length.upper_play is not None else Play()
+    :attr:`~trustsim.contract.GameLength.upper_play`; default: the stand-in's own choices), answering free-text
+    requests as the game declares (:attr:`~trustsim.contract.GameSpec.standin_text`)."""
+    spec = game_spec(str((cfg.get("game") or {}).get("type")))
+    length = spec.length
+    play = length.upper_play(cfg) if length is not None and length.upper_play is not None else Play()
+    return Play(prefer=play.prefer, text={**spec.standin_text, **play.text})
 
 
 @dataclass

@@ -25,11 +25,6 @@ from trustsim.llm.decision import Ask, InvalidAnswer, extract_json, required_key
 from trustsim.llm.transport import get_litellm
 
 STANDIN_TEXT = "preview stand-in answer"
-TEXT_ANSWERS = {
-    "decision": "DECISION: Pass\nREASONING: " + STANDIN_TEXT,
-    "solve": "0",
-    "own_answer": "0",
-}
 TOKEN_CAP_PARAMS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 FILLER = "the partner was right so I trust it "  # realistic English for counting a long string's tokens
 
@@ -137,7 +132,7 @@ def answer(ask: Ask | None, params: Mapping[str, Any], play: Play | None = None)
     play = play or Play()
     schema = ask.schema if ask is not None else _schema_param(params)
     if ask is not None and ask.format == "text":
-        text = play.text.get(ask.purpose) or TEXT_ANSWERS.get(ask.purpose, STANDIN_TEXT)
+        text = play.text.get(ask.purpose) or STANDIN_TEXT
         data: Any = text
     elif schema:
         data = instance(schema, play.prefer)

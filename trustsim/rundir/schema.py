@@ -6,7 +6,7 @@ the reader takes it from there: reading a run directory needs no game registry.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -39,14 +39,22 @@ class TableSchema:
         return f"{self.name}.csv"
 
 
-PREDICTION_COLUMNS = [
-    "run_id", "game_type", "cluster", "model", "agent", "memory", "schedule", "subject", "subject_kind",
-    "game", "round", "p", "outcome", "p_exact", "source", "item",
-]  # fmt: skip
-#: The calibration contract every game writes (docs/run_directory.md, "predictions.csv").
-PREDICTIONS = TableSchema(
-    "predictions", tuple(PREDICTION_COLUMNS), "one row per stated probability: native confidence vs outcome"
-)
+PREDICTION_KEYS = ("run_id", "game_type", "cluster", "model", "agent")
+"""The first columns of every ``predictions.csv``: whose prediction, in which game and cluster."""
+PREDICTION_MEASURES = (
+    "subject", "subject_kind", "game", "round", "p", "outcome", "p_exact", "source", "item",
+)  # fmt: skip
+"""The last columns of every ``predictions.csv``: what was predicted, the stated probability and the outcome."""
+
+
+def prediction_schema(cell: Sequence[str] = ()) -> TableSchema:
+    """The calibration contract every game writes (docs/run_directory.md, "predictions.csv"): the keys, then
+    the game's own cell columns (what tells its experimental cells apart), then the measures."""
+    return TableSchema(
+        "predictions",
+        (*PREDICTION_KEYS, *cell, *PREDICTION_MEASURES),
+        "one row per stated probability: native confidence vs outcome",
+    )
 
 
 @dataclass(frozen=True)
