@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+import pandas as pd
 
 NOT_RUN = "not run"
 UNDERPOWERED = "underpowered"
@@ -92,3 +95,42 @@ def from_values(
         underpowered = math.isnan(lo) or math.isnan(hi) or "underpowered" in str(note)
     status = UNDERPOWERED if underpowered else OK
     return Figure(key, label, est, lo, hi, n, status, str(note or ""), digits, unit, reference)
+
+
+# -- reading a section's rows ------------------------------------------------------------------------------
+def rows_of(
+    table: pd.DataFrame | None, subject: Any, model: str = "model", agent: str = "agent"
+) -> pd.DataFrame:
+    """The rows of an analysis table that belong to a card's subject (``subject.matches(model, agent)``)."""
+    if table is None or table.empty or model not in table.columns:
+        return pd.DataFrame()
+    agents = table[agent] if agent in table.columns else pd.Series([""] * len(table), index=table.index)
+    keep = [subject.matches(mv, av) for mv, av in zip(table[model], agents, strict=True)]
+    return table[keep]
+
+
+def analysis_tables(package: str, paths: list[str], **options: Any) -> dict[str, pd.DataFrame] | None:
+    """The tables of ``python -m analysis <package>`` over ``paths`` (None when it finds nothing to analyse)."""
+    from analysis.api import AnalysisError
+
+    module = importlib.import_module(f"analysis.{package}")
+    try:
+        return module.analyse(paths, **options).tables  # type: ignore[attr-defined]
+    except AnalysisError:
+        return None
+
+
+def figure_from_row(key: str, label: str, row: pd.Series | None, col: str, **kw: Any) -> Figure:
+    """The figure of column ``col`` of an analysis row (``col_low``/``col_high`` its interval, ``note``)."""
+    if row is None:
+        return not_run(key, label)
+    note = str(row.get("note", "") if isinstance(row.get("note", ""), str) else "")
+    return from_values(
+        key, label, row.get(col), row.get(f"{col}_low"), row.get(f"{col}_high"), note=note, **kw
+    )
+
+
+def valid_share(flags: pd.Series) -> tuple[int, int]:
+    """(invalid, all) of a column of ``valid`` cells."""
+    valid = flags.astype(str).str.lower().isin(["true", "1"])
+    return int((~valid).sum()), len(valid)

@@ -9,22 +9,23 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.card.collect import FAMILY_TITLES, OFFLINE, Subject
+from analysis.card.collect import CALIBRATION_KEYS, OFFLINE, Subject
 from analysis.card.figures import NOT_RUN, OK, UNAVAILABLE, UNDERPOWERED, Figure
+from analysis.families import families
+from analysis.families import title as family_title
 
-SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("escape_room", "Escape room: trust formation, breakage, recovery, targeting",
-     ("delta_trust", "breakage", "recovery", "delta_target", "protective_share", "er_regret")),
-    ("reliance", "Reliance: delegate, test, support or back up (exact oracle)",
-     ("rel_macro_accuracy", "rel_all_stage_success", "rel_normalised_regret", "rel_test_use", "rel_pairs_relation")),
-    ("arena", "Arena: iterated prisoner's dilemma against the scripted players",
-     ("arena_cooperation", "arena_retaliation", "arena_forgiveness", "arena_rank")),
-    ("trust_game", "Trust game (Berg et al. 1995) against tg_human",
-     ("tg_sent_fraction", "tg_return_ratio")),
-    ("calibration", "Calibration of stated confidence, all games",
-     ("cal_brier", "cal_ece", "cal_bias")),
-)  # fmt: skip
-FIGURE_KEYS = tuple(k for _, _, keys in SECTIONS for k in keys)
+
+def sections() -> list[tuple[str, str, tuple[str, ...]]]:
+    """(family, heading, figure keys) of the card's sections: each declared family's (analysis.families), then
+    calibration across all games."""
+    declared = [(game, f.card.heading, f.card.keys) for game, f in families().items() if f.card is not None]
+    return [*declared, ("calibration", "Calibration of stated confidence, all games", CALIBRATION_KEYS)]
+
+
+def figure_keys() -> tuple[str, ...]:
+    """Every figure of a card, in the order shown (the columns of ``cards.csv``)."""
+    return tuple(k for _, _, keys in sections() for k in keys)
+
 
 CSS = """
 @page { size: A4; margin: 9mm; }
@@ -185,8 +186,7 @@ def _warnings_html(s: Subject) -> str:
         )
     if not s.llm and s.lineup:
         pooled = "; ".join(
-            f"{FAMILY_TITLES.get(fam, fam)}: {', '.join(sorted(agents))}"
-            for fam, agents in sorted(s.lineup.items())
+            f"{family_title(fam)}: {', '.join(sorted(agents))}" for fam, agents in sorted(s.lineup.items())
         )
         apart = f" Kept apart: {html.escape('; '.join(s.notes))}." if s.notes else ""
         out.append(
@@ -204,7 +204,7 @@ def card_html(s: Subject, *, generated: str) -> str:
     )
     kind = _kind_text(s)
     sections = []
-    for fam, heading, keys in SECTIONS:
+    for fam, heading, keys in sections():
         rows = "".join(_row(s.figures[k]) for k in keys if k in s.figures)
         body = f"<table>{rows}</table>"
         if fam == "calibration":
@@ -231,7 +231,7 @@ def compare_html(subjects: Sequence[Subject], *, generated: str) -> str:
     """Several subjects side by side: one row per figure, one column per subject."""
     head = "".join(f"<th>{html.escape(s.name)}</th>" for s in subjects)
     body = []
-    for _, heading, keys in SECTIONS:
+    for _, heading, keys in sections():
         body.append(f'<tr class="group"><th colspan="{len(subjects) + 1}">{html.escape(heading)}</th></tr>')
         for key in keys:
             label = next((s.figures[key].label for s in subjects if key in s.figures), key)
@@ -279,7 +279,7 @@ def cards_table(subjects: Sequence[Subject]) -> pd.DataFrame:
             "subject": s.name,
             "kind": _kind(s),
         }
-        for key in FIGURE_KEYS:
+        for key in figure_keys():
             fig = s.figures.get(key)
             status = fig.status if fig is not None else NOT_RUN
             row[key] = fig.estimate if fig is not None else math.nan
@@ -296,7 +296,9 @@ def cards_table(subjects: Sequence[Subject]) -> pd.DataFrame:
         row["weak"] = p.get("weak", "")
         row["tokens"] = p.get("tokens")
         row["cost_usd"] = p.get("cost_usd")
-        for fam in ("escape_room", "reliance", "arena", "trust_game"):
+        for fam, family in families().items():
+            if family.card is None:
+                continue
             bad, total = (p.get("invalid") or {}).get(fam, (0, 0))
             row[f"invalid_share_{fam}"] = bad / total if total else math.nan
         rows.append(row)
@@ -304,11 +306,11 @@ def cards_table(subjects: Sequence[Subject]) -> pd.DataFrame:
 
 
 __all__ = [
-    "FIGURE_KEYS",
     "OK",
     "card_filename",
     "card_html",
     "cards_table",
     "compare_html",
+    "figure_keys",
     "reliability_svg",
 ]

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from trustsim.rundir import Run
+
 PARTNER = "D"
 SEATS = ("A", "B", "C", "D")
 
@@ -335,3 +337,50 @@ def reference_games(folder: Path, d_list: list[bool]) -> Iterator[dict[str, Any]
             return
         d_correct = bool(d_list[index - 1]) if index - 1 < len(d_list) else True
         yield reference_game(data, index, d_correct)
+
+
+SEARCH_CHARS = 4000  # reasoning kept per decision in the search file
+
+
+def search_entries(game: dict[str, Any]) -> Iterator[list[Any]]:
+    """Search entries of one game: ``[session, game, round, seat, reasoning]`` per decision with text."""
+    for rnd in game["rounds"]:
+        for d in rnd["decisions"]:
+            text = d.get("reasoning") or d.get("raw")
+            if text:
+                yield [game["session"], game["game"], rnd["round"], d["seat"], str(text)[:SEARCH_CHARS]]
+
+
+def write_games(w: Any, key: str, games: Iterable[dict[str, Any]], row: dict[str, Any]) -> dict[str, Any]:
+    """Write each game's page file and the run's search file (``w``: the site writer); returns the run page's
+    data and sets the index row's counts."""
+    summaries, search = [], []
+    decisions = invalid = 0
+    for game in games:
+        w.put(
+            f"r/{key}/g/{game['session']}-{game['game']}.js",
+            f"game/{key}/{game['session']}/{game['game']}",
+            game,
+        )
+        summary = summarise(game)
+        summaries.append(summary)
+        search.extend(search_entries(game))
+        for rnd in game["rounds"]:
+            for d in rnd["decisions"]:
+                if d["seat"] != "D":
+                    decisions += 1
+                    invalid += not d.get("valid", True)
+    w.stats.games += len(summaries)
+    w.put(f"r/{key}/search.js", f"search/{key}", search)
+    row["invalid_share"] = round(invalid / decisions, 4) if decisions else None
+    row["games"] = row.get("games") or len(summaries)
+    row["decisions"] = row.get("decisions") or decisions
+    return {"games": summaries, "searchable": len(search)}
+
+
+def escape_room_page(
+    w: Any, run: Run, events: Iterator[dict[str, Any]], row: dict[str, Any]
+) -> dict[str, Any]:
+    """The viewer page of an escape-room run: its games replayed from the events."""
+    verifier = ((run.manifest.get("config") or {}).get("game") or {}).get("verifier", "exact")
+    return write_games(w, row["key"], engine_games(events, verifier_exact=verifier == "exact"), row)

@@ -1,13 +1,18 @@
-"""Reliance, arena and trust-game runs for the viewer: the run's tables (and decision events) → page data."""
+"""Runs for the viewer: the run's tables (and decision events) → page data. The reliance, arena and trust-game
+pages, and :func:`table_page`, the generic page of a game that shows its tables (the families declare which:
+:mod:`analysis.families`)."""
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from analysis.families import ViewPage
 from trustsim.rundir import Run, read_table
+
+TABLE_ROWS = 500  # rows of a table a generic page shows (the first ones)
 
 
 def records(run: Run, name: str) -> list[dict[str, Any]]:
@@ -158,3 +163,87 @@ def trust_game_sessions(run: Run) -> dict[int, list[dict[str, Any]]]:
     for row in records(run, "exchanges.csv"):
         sessions[int(row.get("session") or 0)].append({k: row.get(k) for k in EXCHANGE_FIELDS})
     return dict(sessions)
+
+
+def invalid_share(rows: list[dict[str, Any]]) -> float | None:
+    """The share of rows with ``valid`` false among those that say (None when none does)."""
+    flags = [r.get("valid") for r in rows if r.get("valid") is not None]
+    return round(sum(not bool(v) for v in flags) / len(flags), 4) if flags else None
+
+
+def reliance_page(w: Any, run: Run, events: Iterator[dict[str, Any]], row: dict[str, Any]) -> dict[str, Any]:
+    """The viewer page of a reliance run: its scenarios' decision paths."""
+    key = row["key"]
+    scenarios = reliance_scenarios(run, list(events))
+    w.put(f"r/{key}/scenarios.js", f"scenarios/{key}", scenarios)
+    stages = [s for sc in scenarios for s in sc["stages"]]
+    row["invalid_share"] = invalid_share(stages)
+    search = [
+        [sc["item"], s["stage"], s["reasoning"]]
+        for sc in scenarios
+        for s in sc["stages"]
+        if s.get("reasoning")
+    ]
+    w.put(f"r/{key}/search.js", f"search/{key}", search)
+    return {
+        "scenarios": [
+            {k: sc.get(k) for k in ("item", "category", "process", "pair", "all_optimal", "total_cost")}
+            | {"stages": len(sc["stages"])}
+            for sc in scenarios
+        ]
+    }
+
+
+def arena_page(w: Any, run: Run, events: Iterator[dict[str, Any]], row: dict[str, Any]) -> dict[str, Any]:
+    """The viewer page of an arena run: its matches, each a round-by-round grid."""
+    key = row["key"]
+    matches, grids = arena_matches(run, events)
+    for match, grid in grids.items():
+        w.put(f"r/{key}/m/{match}.js", f"match/{key}/{match}", grid)
+    cells = [s for g in grids.values() for r in g["rounds"] for s in r["seats"].values()]
+    row["invalid_share"] = invalid_share(cells)
+    return {"matches": matches}
+
+
+def trust_game_page(
+    w: Any, run: Run, events: Iterator[dict[str, Any]], row: dict[str, Any]
+) -> dict[str, Any]:
+    """The viewer page of a trust-game run: its sessions' exchanges."""
+    key = row["key"]
+    sessions = trust_game_sessions(run)
+    for session, exchanges in sessions.items():
+        w.put(f"r/{key}/tg/{session}.js", f"tg/{key}/{session}", exchanges)
+    row["invalid_share"] = invalid_share([x for rows in sessions.values() for x in rows])
+    return {
+        "sessions": [
+            {"session": s, "exchanges": len(x), "pairs": len({e["pair"] for e in x})}
+            for s, x in sorted(sessions.items())
+        ]
+    }
+
+
+def table_page(*tables: str) -> ViewPage:
+    """A page that shows the run's tables (``<name>.csv``, the first :data:`TABLE_ROWS` rows each): the view a
+    game declares when its tables say enough (and the viewer's page for a game that declares none)."""
+
+    def page(w: Any, run: Run, events: Iterator[dict[str, Any]], row: dict[str, Any]) -> dict[str, Any]:
+        shown = []
+        flags: list[dict[str, Any]] = []
+        for name in tables:
+            rows = records(run, f"{name}.csv")
+            if not rows:
+                continue
+            flags.extend(r for r in rows if "valid" in r)
+            columns = list(rows[0])
+            shown.append(
+                {
+                    "name": name,
+                    "columns": columns,
+                    "rows": [[r.get(c) for c in columns] for r in rows[:TABLE_ROWS]],
+                    "total": len(rows),
+                }
+            )
+        row["invalid_share"] = invalid_share(flags)
+        return {"tables": shown}
+
+    return ViewPage(page)

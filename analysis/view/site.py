@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.view.escape_room import engine_games, reference_games, summarise
-from analysis.view.families import arena_matches, reliance_scenarios, trust_game_sessions
+from analysis.families import families
+from analysis.view.escape_room import reference_games, write_games
+from analysis.view.families import table_page
 from analysis.view.markdown import markdown_to_html
 from trustsim.rundir import Run, RunDirError, discover_runs, iter_events
 
 ASSETS = Path(__file__).parent / "assets"
-SEARCH_CHARS = 4000  # reasoning kept per decision in the search file
 
 
 @dataclass
@@ -109,91 +109,14 @@ def _index_row(run: Run, key: str, sweep: str | None) -> dict[str, Any]:
     }
 
 
-def _search_entries(game: dict[str, Any]) -> Iterator[list[Any]]:
-    for rnd in game["rounds"]:
-        for d in rnd["decisions"]:
-            text = d.get("reasoning") or d.get("raw")
-            if text:
-                yield [game["session"], game["game"], rnd["round"], d["seat"], str(text)[:SEARCH_CHARS]]
-
-
-def _write_escape_room(
-    w: SiteWriter, key: str, games: Iterable[dict[str, Any]], row: dict[str, Any]
-) -> dict[str, Any]:
-    summaries, search = [], []
-    decisions = invalid = 0
-    for game in games:
-        w.put(
-            f"r/{key}/g/{game['session']}-{game['game']}.js",
-            f"game/{key}/{game['session']}/{game['game']}",
-            game,
-        )
-        summary = summarise(game)
-        summaries.append(summary)
-        search.extend(_search_entries(game))
-        for rnd in game["rounds"]:
-            for d in rnd["decisions"]:
-                if d["seat"] != "D":
-                    decisions += 1
-                    invalid += not d.get("valid", True)
-    w.stats.games += len(summaries)
-    w.put(f"r/{key}/search.js", f"search/{key}", search)
-    row["invalid_share"] = round(invalid / decisions, 4) if decisions else None
-    row["games"] = row.get("games") or len(summaries)
-    row["decisions"] = row.get("decisions") or decisions
-    return {"games": summaries, "searchable": len(search)}
-
-
 def _engine_run(w: SiteWriter, run: Run, row: dict[str, Any]) -> dict[str, Any]:
-    key, family = row["key"], row["family"]
+    """The run page's data, as the run's game family declares (:mod:`analysis.families`); a game without a
+    declaration shows its tables."""
     events = iter_events(run.path) if run.has_events and (run.path / "events.jsonl").exists() else iter(())
-    if family == "escape_room":
-        verifier = ((run.manifest.get("config") or {}).get("game") or {}).get("verifier", "exact")
-        return _write_escape_room(w, key, engine_games(events, verifier_exact=verifier == "exact"), row)
-    if family == "reliance":
-        scenarios = reliance_scenarios(run, list(events))
-        w.put(f"r/{key}/scenarios.js", f"scenarios/{key}", scenarios)
-        stages = [s for sc in scenarios for s in sc["stages"]]
-        row["invalid_share"] = _share(stages)
-        search = [
-            [sc["item"], s["stage"], s["reasoning"]]
-            for sc in scenarios
-            for s in sc["stages"]
-            if s.get("reasoning")
-        ]
-        w.put(f"r/{key}/search.js", f"search/{key}", search)
-        return {
-            "scenarios": [
-                {k: sc.get(k) for k in ("item", "category", "process", "pair", "all_optimal", "total_cost")}
-                | {"stages": len(sc["stages"])}
-                for sc in scenarios
-            ]
-        }
-    if family == "arena":
-        matches, grids = arena_matches(run, events)
-        for match, grid in grids.items():
-            w.put(f"r/{key}/m/{match}.js", f"match/{key}/{match}", grid)
-        cells = [s for g in grids.values() for r in g["rounds"] for s in r["seats"].values()]
-        row["invalid_share"] = _share(cells)
-        return {"matches": matches}
-    if family == "trust_game":
-        sessions = trust_game_sessions(run)
-        for session, exchanges in sessions.items():
-            w.put(f"r/{key}/tg/{session}.js", f"tg/{key}/{session}", exchanges)
-        all_rows = [x for rows in sessions.values() for x in rows]
-        row["invalid_share"] = _share(all_rows)
-        return {
-            "sessions": [
-                {"session": s, "exchanges": len(x), "pairs": len({e["pair"] for e in x})}
-                for s, x in sorted(sessions.items())
-            ]
-        }
-    return {}
-
-
-def _share(rows: list[dict[str, Any]]) -> float | None:
-    flags = [r.get("valid") for r in rows if r.get("valid") is not None]
-    return round(sum(not bool(v) for v in flags) / len(flags), 4) if flags else None
+    family = families().get(row["family"])
+    if family is not None and family.view is not None:
+        return family.view.page(w, run, events, row)
+    return table_page(*sorted(p.stem for p in run.path.glob("*.csv"))).page(w, run, events, row)
 
 
 def _reference_runs(roots: list[Path], w: SiteWriter) -> Iterator[dict[str, Any]]:
@@ -237,7 +160,7 @@ def _reference_runs(roots: list[Path], w: SiteWriter) -> Iterator[dict[str, Any]
                 "tokens": None,
                 "cost_usd": None,
             }
-            page = _write_escape_room(w, key, reference_games(folder, [bool(x) for x in d_list]), row)
+            page = write_games(w, key, reference_games(folder, [bool(x) for x in d_list]), row)
             yield row | {"page": page}
 
 

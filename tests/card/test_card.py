@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from analysis.card.browser import BrowserUnavailable, chromium_path, pdf_pages, render
-from analysis.card.render import FIGURE_KEYS
+from analysis.card.render import figure_keys
 
 from .conftest import analysis
 
@@ -22,12 +22,12 @@ REFERENCE_MODELS = {
     "gpt-5.4-mini-2026-03-17",
 }  # fmt: skip
 ESCAPE_ROOM = ("delta_trust", "delta_target", "protective_share", "er_regret")
-OTHER_FAMILIES = [k for k in FIGURE_KEYS if k.startswith(("rel_", "arena_", "tg_", "cal_"))]
+OTHER_FAMILIES = [k for k in figure_keys() if k.startswith(("rel_", "arena_", "tg_", "cal_"))]
 
 
 def check_cards_csv(path: Path) -> pd.DataFrame:
     cards = pd.read_csv(path)
-    for key in FIGURE_KEYS:
+    for key in figure_keys():
         for suffix in ("", "_low", "_high", "_n", "_status"):
             assert f"{key}{suffix}" in cards.columns, f"{key}{suffix}"
         assert set(cards[f"{key}_status"]) <= STATUSES
