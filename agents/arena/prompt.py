@@ -28,7 +28,7 @@ def _horizon_line(view: View) -> str:
     if info.announced_rounds is not None:
         return f"The game lasts exactly {info.announced_rounds} rounds. This is round {view.round}."
     return (
-        f"After every round, another round follows with probability {info.horizon.continuation:g}; "
+        f"After every round, another round follows with probability {info.horizon.continue_p:g}; "
         f"you do not know when the game ends. This is round {view.round}."
     )
 

@@ -12,9 +12,9 @@ SYSTEM = (
 
 def _horizon(info: PairInfo, round_: int) -> str:
     h = info.horizon
-    if h.kind == "known" and h.rounds == 1:
+    if h.known and h.rounds == 1:
         return "You interact with the other participant once."
-    if h.kind == "known":
+    if h.known:
         return (
             f"You interact with the same participant for exactly {h.rounds} rounds. This is round {round_}."
         )

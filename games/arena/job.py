@@ -165,9 +165,9 @@ class MatchRunner:
                 for s, p in zip(SEATS, self.players, strict=True)
             },
             temptation=o.payoffs.T,
-            horizon=o.horizon.kind,
-            continuation=o.horizon.continuation,
-            announced_rounds=o.horizon.rounds if o.horizon.kind == "announced" else None,
+            horizon=self.ctx.options.horizon,
+            continuation=o.horizon.continue_p,
+            announced_rounds=o.horizon.told_rounds,
             noise=o.noise,
             identity=o.identity,
         )
@@ -196,7 +196,7 @@ def run(ctx: JobContext) -> None:
         model=_cell_model(ctx.model, options),
         opponent=options.field_[1].name if options.mode == "match" else "tournament",
         temptation=options.payoffs.T,
-        horizon=options.horizon.kind,
+        horizon=ctx.options.horizon,
         noise=options.noise,
         identity=options.identity,
     )

@@ -16,8 +16,9 @@ import mesa
 import numpy as np
 
 from games.arena.policy import ArenaPlayer
-from games.arena.rules import Horizon, InvalidRule, Move, Payoffs, apply_noise, resolve_invalid
+from games.arena.rules import InvalidRule, Move, Payoffs, apply_noise, resolve_invalid
 from games.arena.types import Decision, MatchInfo, View
+from trustsim.horizon import Horizon
 from trustsim.mesa_base import Agent
 
 SEATS = ("A", "B")

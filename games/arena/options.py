@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from games.arena.policy import ArenaPlayer
-from games.arena.rules import Horizon, InvalidRule, Payoffs
+from games.arena.rules import InvalidRule, Payoffs
 from trustsim.contract import AgentSpec, agent_spec, agents_for, game_options
 from trustsim.errors import ConfigError
+from trustsim.horizon import Horizon
 from trustsim.llm.seat_model import resolve_model
 from trustsim.schema import check_section, opt
 
@@ -143,7 +144,10 @@ def arena_options(game: ArenaGame, agent: AgentSpec, params: dict[str, Any]) -> 
         mode=game.mode,
         field_=tuple(field_),
         payoffs=payoffs,
-        horizon=Horizon(game.horizon, game.rounds, game.continuation),
+        # announced: exactly `rounds`; unknown: drawn with P(next round) = continuation, capped at `rounds`
+        horizon=Horizon(
+            game.rounds, game.continuation, known=game.horizon == "announced", max_rounds=game.rounds
+        ),
         noise=game.noise,
         named=game.opponent_identity == "named",
         invalid_rule=game.invalid_move,

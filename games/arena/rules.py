@@ -1,4 +1,4 @@
-"""Arena rules as plain deterministic code: moves, payoffs, noise, horizon."""
+"""Arena rules as plain deterministic code: moves, payoffs, noise (the horizon: :class:`trustsim.horizon.Horizon`)."""
 
 from __future__ import annotations
 
@@ -52,34 +52,6 @@ def apply_noise(move: Move, noise: float, rng: np.random.Generator) -> tuple[Mov
     """
     flipped = bool(rng.random() < noise)
     return (flip(move) if flipped else move), flipped
-
-
-@dataclass(frozen=True, slots=True)
-class Horizon:
-    """How long a match lasts and what the players are told.
-
-    ``announced``: exactly ``rounds`` rounds, and the players know the number.
-    ``unknown``: after every round another one follows with probability ``continuation`` (the players are
-    told this probability, not the length); the length is drawn at match start and capped at ``rounds``.
-    """
-
-    kind: Literal["announced", "unknown"] = "announced"
-    rounds: int = 20
-    continuation: float = 0.95
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("announced", "unknown"):
-            raise ValueError(f"horizon must be 'announced' or 'unknown', got {self.kind!r}")
-        if self.rounds < 1:
-            raise ValueError(f"rounds must be >= 1, got {self.rounds}")
-        if not 0.0 <= self.continuation < 1.0:
-            raise ValueError(f"continuation must be in [0, 1), got {self.continuation}")
-
-    def draw_length(self, rng: np.random.Generator) -> int:
-        """The match length: ``rounds`` when announced, else a geometric draw capped at ``rounds``."""
-        if self.kind == "announced":
-            return self.rounds
-        return int(min(self.rounds, rng.geometric(1.0 - self.continuation)))
 
 
 InvalidRule = Literal["repeat", "cooperate", "defect"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from games.arena.rules import Horizon, Move, Payoffs
+from games.arena.rules import Move, Payoffs
+from trustsim.horizon import Horizon
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +29,7 @@ class MatchInfo:
     @property
     def announced_rounds(self) -> int | None:
         """The number of rounds if announced, else None."""
-        return self.horizon.rounds if self.horizon.kind == "announced" else None
+        return self.horizon.told_rounds
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from games.reliance.library import Library, default_library, id_problems, librar
 from games.reliance.rules import ScenarioError
 from games.reliance.solver import Node, Solution
 from games.reliance.text import observation_text, rules_text
+from trustsim.schema import did_you_mean
 
 
 def _print_tree(sol: Solution, node: Node, depth: int, seen: set[int]) -> None:
@@ -46,11 +47,8 @@ def cmd_inspect(lib: Library, args: argparse.Namespace) -> int:
     try:
         sol = lib.solution(args.scenario)
     except KeyError:
-        close = [s.id for s in lib.all if args.scenario in s.id][:10]
-        print(
-            f"unknown scenario {args.scenario!r}" + (f"; did you mean {close}?" if close else ""),
-            file=sys.stderr,
-        )
+        hint = did_you_mean(args.scenario, [s.id for s in lib.all])
+        print(f"unknown scenario {args.scenario!r}{hint}", file=sys.stderr)
         return 2
     scn = sol.scenario
     print(f"{scn.id}  ({scn.category} / {scn.process}; blueprint {scn.blueprint}; source {scn.source})\n")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import mesa
 import numpy as np
 
-from games.trust_game.rules import Horizon, Stakes
+from games.trust_game.rules import Stakes
 from games.trust_game.types import (
     NOTHING_TO_RETURN,
     ROLES,
@@ -30,6 +30,7 @@ from games.trust_game.types import (
     TrusteeView,
     TrustorView,
 )
+from trustsim.horizon import Horizon
 from trustsim.mesa_base import Agent
 
 _STREAMS = {"horizon": 0, "trustor": 1, "trustee": 2}

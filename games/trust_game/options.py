@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from games.trust_game.rules import Horizon, Stakes
+from games.trust_game.rules import Stakes
 from games.trust_game.types import HistoryMode
 from trustsim.errors import ConfigError
+from trustsim.horizon import Horizon
 from trustsim.schema import opt
 
 
@@ -54,7 +55,9 @@ class TrustGameOptions:
 
     @property
     def horizon_spec(self) -> Horizon:
-        return Horizon(self.horizon, self.rounds, self.continue_p, self.max_rounds)
+        return Horizon(
+            self.rounds, self.continue_p, known=self.horizon == "known", max_rounds=self.max_rounds
+        )
 
     @property
     def history_mode(self) -> HistoryMode:

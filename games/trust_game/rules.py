@@ -9,9 +9,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import numpy as np
+from typing import Any
 
 _INT_TEXT = re.compile(r"^[+-]?\d+(?:\.0*)?$")
 
@@ -112,49 +110,3 @@ class Stakes:
 def return_ratio(sent: int, returned: int, multiplier: int) -> float | None:
     """r / (k·s), None when nothing was sent."""
     return returned / (multiplier * sent) if sent > 0 else None
-
-
-HorizonKind = Literal["known", "unknown"]
-
-
-@dataclass(frozen=True, slots=True)
-class Horizon:
-    """How many rounds a pair plays.
-
-    ``known``: exactly ``rounds`` rounds, and the players are told the number.
-    ``unknown``: after each round another follows with probability ``continue_p`` (players are told the
-    probability, not the length); the length is drawn per pair, seeded, and capped at ``max_rounds``.
-    """
-
-    kind: HorizonKind = "known"
-    rounds: int = 1
-    continue_p: float = 0.9
-    max_rounds: int = 50
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("known", "unknown"):
-            raise ValueError(f"horizon must be 'known' or 'unknown', got {self.kind!r}")
-        if self.rounds < 1:
-            raise ValueError(f"rounds must be >= 1, got {self.rounds}")
-        if not 0.0 <= self.continue_p < 1.0:
-            raise ValueError(f"continue_p must be in [0, 1), got {self.continue_p}")
-        if self.max_rounds < 1:
-            raise ValueError(f"max_rounds must be >= 1, got {self.max_rounds}")
-
-    @property
-    def repeated(self) -> bool:
-        """True when a pair can play more than one round."""
-        return self.kind == "unknown" or self.rounds > 1
-
-    def draw_length(self, rng: np.random.Generator) -> int:
-        """The pair's number of rounds: ``rounds`` when known, else geometric(1 − p) capped at ``max_rounds``.
-
-        One draw is taken whatever the kind, so other streams stay aligned across settings.
-        """
-        drawn = int(rng.geometric(1.0 - self.continue_p))
-        return self.rounds if self.kind == "known" else min(self.max_rounds, drawn)
-
-    def has_next(self, round_: int) -> bool | None:
-        """What a player may know about whether a round follows round ``round_``: True/False when the horizon
-        is known, None when unknown."""
-        return round_ < self.rounds if self.kind == "known" else None

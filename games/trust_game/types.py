@@ -7,7 +7,8 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from games.trust_game.rules import Amount, Horizon, Stakes
+from games.trust_game.rules import Amount, Stakes
+from trustsim.horizon import Horizon
 
 Role = Literal["trustor", "trustee"]
 ROLES: tuple[Role, Role] = ("trustor", "trustee")

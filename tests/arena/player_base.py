@@ -8,16 +8,15 @@ from typing import Any, ClassVar
 from agents.arena.base import ArenaPlayer
 from agents.arena.scripted import RandomPlayer
 from games.arena.model import ArenaModel
-from games.arena.rules import Horizon, Payoffs
+from games.arena.rules import Payoffs
+from trustsim.horizon import Horizon
 
 
 def play(
     a: ArenaPlayer, b: ArenaPlayer, rounds: int, seed: int = 0, noise: float = 0.0, **kw: Any
 ) -> tuple[str, str]:
     """Executed moves of both players as strings, e.g. ('CCD', 'CDD')."""
-    m = ArenaModel(
-        seed=seed, players=(a, b), payoffs=Payoffs(), horizon=Horizon("announced", rounds), noise=noise, **kw
-    )
+    m = ArenaModel(seed=seed, players=(a, b), payoffs=Payoffs(), horizon=Horizon(rounds), noise=noise, **kw)
     rec = m.play()
     return "".join(rec.moves("A")), "".join(rec.moves("B"))
 
@@ -73,7 +72,7 @@ class PlayerTest:
 
     def test_pickling_mid_match(self) -> None:
         a, b = self.make(), RandomPlayer(0.5)
-        m = ArenaModel(seed=5, players=(a, b), payoffs=Payoffs(), horizon=Horizon("announced", 30))
+        m = ArenaModel(seed=5, players=(a, b), payoffs=Payoffs(), horizon=Horizon(30))
         for _ in range(10):
             m.step()
         a_copy = pickle.loads(pickle.dumps(m.seats["A"].player))

@@ -12,7 +12,8 @@ from agents.arena.parse import ANSWER_SCHEMA, parse_answer
 from agents.arena.prompt import user_message
 from agents.arena.scripted import Defector, TitForTat
 from games.arena.model import ArenaModel
-from games.arena.rules import Horizon, Payoffs
+from games.arena.rules import Payoffs
+from trustsim.horizon import Horizon
 from trustsim.llm import parse_model_config
 from trustsim.llm.types import ChatResponse
 
@@ -70,7 +71,7 @@ def _match(client: FakeClient, rounds: int, **kw) -> ArenaModel:
         seed=0,
         players=(llm, kw.pop("opponent", TitForTat())),
         payoffs=Payoffs(T=7),
-        horizon=Horizon("announced", rounds),
+        horizon=Horizon(rounds),
         **kw,
     )
 
@@ -102,7 +103,10 @@ def test_prompt_contents() -> None:
     anon = _match(FakeClient([]), 3, named=False)
     assert "anonymous" in user_message(anon.view("A"), 5)
     unknown = ArenaModel(
-        seed=0, players=(TitForTat(), TitForTat()), payoffs=Payoffs(), horizon=Horizon("unknown", 50, 0.9)
+        seed=0,
+        players=(TitForTat(), TitForTat()),
+        payoffs=Payoffs(),
+        horizon=Horizon(50, 0.9, known=False, max_rounds=50),
     )
     assert "probability 0.9" in user_message(unknown.view("A"), 5)
 

@@ -7,13 +7,14 @@ import pytest
 
 from agents.arena.scripted import Cooperator, Defector, GrimTrigger, RandomPlayer, TitForTat
 from games.arena.model import ArenaModel
-from games.arena.rules import Horizon, Payoffs
+from games.arena.rules import Payoffs
 from tests.arena.player_base import play
+from trustsim.horizon import Horizon
 
 
 def make(a, b, rounds: int = 10, **kw) -> ArenaModel:
     return ArenaModel(
-        seed=kw.pop("seed", 0), players=(a, b), payoffs=Payoffs(), horizon=Horizon("announced", rounds), **kw
+        seed=kw.pop("seed", 0), players=(a, b), payoffs=Payoffs(), horizon=Horizon(rounds), **kw
     )
 
 
@@ -53,7 +54,7 @@ def test_common_random_numbers_across_opponents() -> None:
 
 
 def test_unknown_horizon_is_seeded() -> None:
-    h = Horizon("unknown", 500, 0.9)
+    h = Horizon(500, 0.9, known=False, max_rounds=500)
     lengths = {
         ArenaModel(seed=s, players=(TitForTat(), TitForTat()), payoffs=Payoffs(), horizon=h).record.length
         for s in range(20)

@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from agents.arena.scripted import SCRIPTED
 from games.arena.model import ArenaModel
-from games.arena.rules import Horizon, Payoffs
+from games.arena.rules import Payoffs
+from trustsim.horizon import Horizon
 
 
 @settings(max_examples=40, deadline=None)
@@ -21,7 +22,13 @@ from games.arena.rules import Horizon, Payoffs
 )
 def test_match_invariants(a, b, seed: int, noise: float, t: float, horizon: str) -> None:
     pay = Payoffs(T=t)
-    m = ArenaModel(seed=seed, players=(a(), b()), payoffs=pay, horizon=Horizon(horizon, 30, 0.8), noise=noise)
+    m = ArenaModel(
+        seed=seed,
+        players=(a(), b()),
+        payoffs=pay,
+        horizon=Horizon(30, 0.8, known=horizon == "announced", max_rounds=30),
+        noise=noise,
+    )
     rec = m.play()
     assert 1 <= len(rec.rounds) == rec.length <= 30
     if horizon == "announced":
@@ -37,6 +44,10 @@ def test_match_invariants(a, b, seed: int, noise: float, t: float, horizon: str)
     assert m.history["A"] == rec.moves("A") and m.history["B"] == rec.moves("B")
     # the same seed replays the same match
     again = ArenaModel(
-        seed=seed, players=(a(), b()), payoffs=pay, horizon=Horizon(horizon, 30, 0.8), noise=noise
+        seed=seed,
+        players=(a(), b()),
+        payoffs=pay,
+        horizon=Horizon(30, 0.8, known=horizon == "announced", max_rounds=30),
+        noise=noise,
     ).play()
     assert again.moves("A") == rec.moves("A") and again.moves("B") == rec.moves("B")

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from games.arena.rules import Horizon, Payoffs, apply_noise, flip, resolve_invalid
+from games.arena.rules import Payoffs, apply_noise, flip, resolve_invalid
+from trustsim.horizon import Horizon
 
 
 def test_payoff_table_default() -> None:
@@ -48,17 +49,17 @@ def test_noise_rate_and_alignment() -> None:
 
 def test_horizon_announced_and_unknown() -> None:
     rng = np.random.default_rng(0)
-    assert Horizon("announced", 17).draw_length(rng) == 17
-    h = Horizon("unknown", 10_000, 0.9)
+    assert Horizon(17).draw_length(rng) == 17
+    h = Horizon(10_000, 0.9, known=False, max_rounds=10_000)
     lengths = [h.draw_length(rng) for _ in range(4000)]
     assert min(lengths) >= 1 and np.mean(lengths) == pytest.approx(10, rel=0.06)
-    capped = Horizon("unknown", 5, 0.99)
+    capped = Horizon(5, 0.99, known=False, max_rounds=5)
     assert max(capped.draw_length(rng) for _ in range(200)) == 5
 
 
 @pytest.mark.parametrize(
     ("kw", "msg"),
-    [({"kind": "maybe"}, "announced"), ({"rounds": 0}, "rounds"), ({"continuation": 1.0}, "continuation")],
+    [({"rounds": 0}, "rounds"), ({"continue_p": 1.0}, "continue_p"), ({"max_rounds": 0}, "max_rounds")],
 )
 def test_bad_horizon(kw: dict, msg: str) -> None:
     with pytest.raises(ValueError, match=msg):

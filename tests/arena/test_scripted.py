@@ -118,13 +118,14 @@ class TestForecastingTitForTat(PlayerTest):
 
     def test_states_laplace_probability(self) -> None:
         from games.arena.model import ArenaModel
-        from games.arena.rules import Horizon, Payoffs
+        from games.arena.rules import Payoffs
+        from trustsim.horizon import Horizon
 
         m = ArenaModel(
             seed=0,
             players=(s.ForecastingTitForTat(), s.Defector()),
             payoffs=Payoffs(),
-            horizon=Horizon("announced", 4),
+            horizon=Horizon(4),
         )
         rec = m.play()
         assert [r.decisions["A"].p_cooperate for r in rec.rounds] == pytest.approx(

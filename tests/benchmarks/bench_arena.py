@@ -41,7 +41,8 @@ def full_job(runs: int, rounds: int) -> tuple[float, float, int, int]:
 def bare_loop(runs: int, rounds: int) -> tuple[float, int]:
     from agents.arena.scripted import SCRIPTED
     from games.arena.model import ArenaModel
-    from games.arena.rules import Horizon, Payoffs
+    from games.arena.rules import Payoffs
+    from trustsim.horizon import Horizon
 
     n = len(SCRIPTED)
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
@@ -52,7 +53,7 @@ def bare_loop(runs: int, rounds: int) -> tuple[float, int]:
                 seed=seed * 1000 + k,
                 players=(SCRIPTED[i](), SCRIPTED[j]()),
                 payoffs=Payoffs(),
-                horizon=Horizon("announced", rounds),
+                horizon=Horizon(rounds),
             )
             m.play()
     return time.process_time() - start, runs * len(pairs)

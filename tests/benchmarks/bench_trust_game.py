@@ -43,7 +43,8 @@ def full_job(agent: str, pairs: int, runs: int) -> tuple[float, float, int, int]
 def bare_loop(agent: str, pairs: int, runs: int) -> tuple[float, int]:
     from agents.trust_game.scripted import SCRIPTED
     from games.trust_game.model import TrustGameModel
-    from games.trust_game.rules import Horizon, Stakes
+    from games.trust_game.rules import Stakes
+    from trustsim.horizon import Horizon
 
     cls = next(c for c in SCRIPTED if c.name == agent)
     start = time.process_time()
@@ -52,7 +53,7 @@ def bare_loop(agent: str, pairs: int, runs: int) -> tuple[float, int]:
             seed=seed,
             players=[(cls(), cls()) for _ in range(pairs)],
             stakes=Stakes(),
-            horizon=Horizon("known", 1),
+            horizon=Horizon(1),
         ).play()
     return time.process_time() - start, runs * pairs
 

@@ -80,11 +80,12 @@ def _escape_room() -> tuple[Callable[[int], Any], type]:
 def _arena() -> tuple[Callable[[int], Any], type]:
     from agents.arena.scripted import RandomPlayer, TitForTat
     from games.arena.model import ArenaModel, PlayerAgent
-    from games.arena.rules import Horizon, Payoffs
+    from games.arena.rules import Payoffs
+    from trustsim.horizon import Horizon
 
     def play(i: int) -> Any:
         model = ArenaModel(
-            seed=i, players=(TitForTat(), RandomPlayer()), payoffs=Payoffs(), horizon=Horizon("announced", 20)
+            seed=i, players=(TitForTat(), RandomPlayer()), payoffs=Payoffs(), horizon=Horizon(20)
         )
         model.play()
         return model
@@ -124,11 +125,12 @@ def _reliance() -> tuple[Callable[[int], Any], type]:
 def _trust_game() -> tuple[Callable[[int], Any], type]:
     from agents.trust_game.scripted import Fair
     from games.trust_game.model import RoleAgent, TrustGameModel
-    from games.trust_game.rules import Horizon, Stakes
+    from games.trust_game.rules import Stakes
+    from trustsim.horizon import Horizon
 
     def play(i: int) -> Any:
         players = [(Fair(), Fair()) for _ in range(4)]
-        model = TrustGameModel(seed=i, players=players, stakes=Stakes(), horizon=Horizon("known", 5))
+        model = TrustGameModel(seed=i, players=players, stakes=Stakes(), horizon=Horizon(5))
         model.play()
         return model
 

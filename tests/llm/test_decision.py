@@ -292,10 +292,10 @@ def _game_requests(cfg: dict[str, Any]) -> dict[str, ChatRequest]:
     from agents.trust_game.llm_player import LLMTrustPlayer
     from agents.trust_game.scripted import Fair
     from games.arena.model import ArenaModel
-    from games.arena.rules import Horizon as ArenaHorizon
     from games.arena.rules import Payoffs
     from games.trust_game.model import TrustGameModel
-    from games.trust_game.rules import Horizon, Stakes
+    from games.trust_game.rules import Stakes
+    from trustsim.horizon import Horizon
 
     out: dict[str, ChatRequest] = {}
     reliance = Scripted('{"action": "a", "confidence": 0.5, "reasoning": "r"}')
@@ -306,15 +306,13 @@ def _game_requests(cfg: dict[str, Any]) -> dict[str, ChatRequest]:
     arena = Scripted('{"reasoning": "r", "move": "C", "p_opponent_cooperates": 0.5}')
     player = LLMPlayer()
     player.bind(arena, sample=1, model_config=cfg)
-    model = ArenaModel(
-        seed=0, players=(player, TitForTat()), payoffs=Payoffs(), horizon=ArenaHorizon("announced", 1)
-    )
+    model = ArenaModel(seed=0, players=(player, TitForTat()), payoffs=Payoffs(), horizon=Horizon(1))
     run(model.aplay())
     out["arena"] = arena.requests[0]
     trust = Scripted('{"reasoning": "r", "send": 5, "expected_return": 6, "p_return_at_least_sent": 0.5}')
     sender = LLMTrustPlayer()
     sender.bind(trust, cfg, 1)
-    game = TrustGameModel(seed=0, players=[(sender, Fair())], stakes=Stakes(), horizon=Horizon("known", 1))
+    game = TrustGameModel(seed=0, players=[(sender, Fair())], stakes=Stakes(), horizon=Horizon(1))
     run(game.aplay())
     out["trust_game"] = trust.requests[0]
     return out

@@ -6,7 +6,8 @@ from typing import Any
 
 from agents.trust_game.base import TrustPlayer
 from games.trust_game.model import PairRecord, TrustGameModel
-from games.trust_game.rules import Horizon, Stakes
+from games.trust_game.rules import Stakes
+from trustsim.horizon import Horizon
 
 
 def session(
@@ -28,7 +29,7 @@ def session(
         seed=seed,
         players=[(make(trustor), make(trustee)) for _ in range(pairs)],
         stakes=stakes or Stakes(),
-        horizon=kw.pop("horizon", Horizon("known", rounds)),
+        horizon=kw.pop("horizon", Horizon(rounds)),
         **kw,
     )
     return model.play()

@@ -12,8 +12,9 @@ from agents.trust_game.parse import trustee_parser, trustee_schema, trustor_pars
 from agents.trust_game.prompt import trustee_message, trustor_message
 from agents.trust_game.scripted import Fair
 from games.trust_game.model import TrustGameModel
-from games.trust_game.rules import Horizon, Stakes
+from games.trust_game.rules import Stakes
 from games.trust_game.types import Exchange, PairInfo, TrusteeView, TrustorView
+from trustsim.horizon import Horizon
 from trustsim.llm.decision import InvalidAnswer
 from trustsim.llm.types import ChatResponse
 
@@ -38,7 +39,7 @@ class FakeClient:
 
 
 def info(role: str = "trustor", horizon: Horizon | None = None, **kw) -> PairInfo:  # type: ignore[no-untyped-def]
-    return PairInfo(role, Stakes(10, 10, 3), horizon or Horizon("known", 1), **kw)  # type: ignore[arg-type]
+    return PairInfo(role, Stakes(10, 10, 3), horizon or Horizon(1), **kw)  # type: ignore[arg-type]
 
 
 def test_prompts_state_the_rules_neutrally() -> None:
@@ -46,19 +47,19 @@ def test_prompts_state_the_rules_neutrally() -> None:
     assert "You are the sender" in text and "multiplied by 3" in text and "once" in text
     assert "10 - sent + returned" in text and "trust" not in text.lower()
     past = (Exchange(1, 5, 15, 4), Exchange(2, 6, 18, 9))
-    text = trustor_message(TrustorView(3, past, info(horizon=Horizon("known", 10))))
+    text = trustor_message(TrustorView(3, past, info(horizon=Horizon(10))))
     assert (
         "exactly 10 rounds" in text and "round 3" in text and "1: 5, 15, 4" in text and "2: 6, 18, 9" in text
     )
-    text = trustor_message(TrustorView(2, (), info(horizon=Horizon("unknown", 1, 0.8))))
+    text = trustor_message(TrustorView(2, (), info(horizon=Horizon(1, 0.8, known=False))))
     assert "probability 0.8" in text
     pop = info(history="population", population=((0, 2, 0.0), (10, 3, 14.0)))
     assert "10: 3, 14.0" in trustor_message(TrustorView(1, (), pop))
-    repeated = TrusteeView(1, 4, 12, (), info("trustee", Horizon("known", 2)))
+    repeated = TrusteeView(1, 4, 12, (), info("trustee", Horizon(2)))
     text = trustee_message(repeated)
     assert "You are the responder" in text and "sent 4 of 10" in text and "received 12" in text
     assert "p_next_send_at_least" in text and "at least 4 points" in text
-    last = TrusteeView(2, 4, 12, (), info("trustee", Horizon("known", 2)))
+    last = TrusteeView(2, 4, 12, (), info("trustee", Horizon(2)))
     assert "p_next_send_at_least" not in trustee_message(last)
 
 
@@ -112,7 +113,7 @@ def test_llm_session_records_amounts_confidence_and_invalid_answers() -> None:
         p = LLMTrustPlayer()
         p.bind(client, MODEL, sample)
         players.append((p, Fair()))
-    model = TrustGameModel(seed=0, players=players, stakes=Stakes(), horizon=Horizon("known", 2))
+    model = TrustGameModel(seed=0, players=players, stakes=Stakes(), horizon=Horizon(2))
     pairs = asyncio.run(model.aplay())
     a, b = (p.exchanges for p in pairs)
     assert [(x.sent, x.returned) for x in a] == [(5, 8), (10, 15)]  # Fair is the trustee
@@ -135,7 +136,7 @@ def test_unparseable_trustee_answer_resolves_to_zero() -> None:
     client = FakeClient(["no JSON here"])
     p = LLMTrustPlayer(model="other-model")
     p.bind(client, MODEL, 4)
-    model = TrustGameModel(seed=0, players=[(Fair(), p)], stakes=Stakes(), horizon=Horizon("known", 1))
+    model = TrustGameModel(seed=0, players=[(Fair(), p)], stakes=Stakes(), horizon=Horizon(1))
     x = asyncio.run(model.aplay())[0].exchanges[0]
     assert (x.sent, x.returned, x.trustee.amount.valid) == (10, 0, False)
     assert x.trustee.amount.reason == "unparseable" and x.trustee.amount.raw == "no JSON here"
@@ -147,8 +148,6 @@ def test_llm_player_must_be_bound_and_awaited() -> None:
         LLMTrustPlayer().send(TrustorView(1, (), info()))
     with pytest.raises(RuntimeError, match="bind"):
         asyncio.run(LLMTrustPlayer().asend(TrustorView(1, (), info())))
-    model = TrustGameModel(
-        seed=0, players=[(LLMTrustPlayer(), Fair())], stakes=Stakes(), horizon=Horizon("known", 1)
-    )
+    model = TrustGameModel(seed=0, players=[(LLMTrustPlayer(), Fair())], stakes=Stakes(), horizon=Horizon(1))
     with pytest.raises(RuntimeError, match="aplay"):
         model.play()

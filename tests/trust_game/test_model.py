@@ -10,9 +10,10 @@ import pytest
 from agents.trust_game.base import TrustPlayer
 from agents.trust_game.scripted import Fair, Reciprocal, Selfish
 from games.trust_game.model import RoleAgent, TrustGameModel
-from games.trust_game.rules import Amount, Horizon, Stakes, parse_amount
+from games.trust_game.rules import Amount, Stakes, parse_amount
 from games.trust_game.types import Decision, TrusteeView, TrustorView
 from tests.trust_game.helpers import amounts, session
+from trustsim.horizon import Horizon
 
 
 class Scripted(TrustPlayer):
@@ -74,20 +75,20 @@ def test_history_modes() -> None:
 
 
 def test_unknown_horizon_lengths_per_pair() -> None:
-    pairs = session(Fair, Fair, pairs=30, horizon=Horizon("unknown", 1, 0.7, 6), seed=4)
+    pairs = session(Fair, Fair, pairs=30, horizon=Horizon(1, 0.7, known=False, max_rounds=6), seed=4)
     lengths = [len(p.exchanges) for p in pairs]
     assert (
         len(set(lengths)) > 2
         and max(lengths) <= 6
         and all(n == p.length for n, p in zip(lengths, pairs, strict=True))
     )
-    again = session(Selfish, Reciprocal, pairs=30, horizon=Horizon("unknown", 1, 0.7, 6), seed=4)
+    again = session(Selfish, Reciprocal, pairs=30, horizon=Horizon(1, 0.7, known=False, max_rounds=6), seed=4)
     assert [len(p.exchanges) for p in again] == lengths  # lengths come from the world, not the agents
 
 
 def test_mesa_agents_and_async_play() -> None:
     model = TrustGameModel(
-        seed=0, players=[(Fair(), Fair()), (Selfish(), Fair())], stakes=Stakes(), horizon=Horizon("known", 2)
+        seed=0, players=[(Fair(), Fair()), (Selfish(), Fair())], stakes=Stakes(), horizon=Horizon(2)
     )
     assert isinstance(model, mesa.Model) and len(model.agents) == 4
     assert {a.role for a in model.agents_by_type[RoleAgent]} == {"trustor", "trustee"}

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from games.trust_game.rules import Horizon, Stakes, parse_amount, return_ratio, round_half_up
+from games.trust_game.rules import Stakes, parse_amount, return_ratio, round_half_up
+from trustsim.horizon import Horizon
 
 
 @pytest.mark.parametrize(
@@ -76,14 +77,14 @@ def test_payoffs_conserve_surplus(e: int, e_t: int, k: int, data: st.DataObject)
 
 def test_horizon() -> None:
     rng = np.random.default_rng(0)
-    assert Horizon("known", 10).draw_length(rng) == 10
-    lengths = [Horizon("unknown", 1, 0.8, 12).draw_length(np.random.default_rng(i)) for i in range(300)]
+    assert Horizon(10).draw_length(rng) == 10
+    lengths = [
+        Horizon(1, 0.8, known=False, max_rounds=12).draw_length(np.random.default_rng(i)) for i in range(300)
+    ]
     assert min(lengths) >= 1 and max(lengths) == 12 and 4 < np.mean(lengths) < 5.5  # mean 1/(1-0.8)=5, capped
-    assert (
-        Horizon("known", 1).repeated is False and Horizon("known", 2).repeated and Horizon("unknown").repeated
-    )
-    assert Horizon("known", 3).has_next(2) is True and Horizon("known", 3).has_next(3) is False
-    assert Horizon("unknown").has_next(7) is None
-    for bad in ({"kind": "forever"}, {"rounds": 0}, {"continue_p": 1.0}, {"max_rounds": 0}):
+    assert Horizon(1).repeated is False and Horizon(2).repeated and Horizon(known=False).repeated
+    assert Horizon(3).has_next(2) is True and Horizon(3).has_next(3) is False
+    assert Horizon(known=False).has_next(7) is None
+    for bad in ({"rounds": 0}, {"continue_p": 1.0}, {"max_rounds": 0}):
         with pytest.raises(ValueError):
             Horizon(**bad)  # type: ignore[arg-type]
