@@ -15,7 +15,7 @@ from analysis.families import families
 from analysis.families import title as family_title
 
 
-def sections() -> list[tuple[str, str, tuple[str, ...]]]:
+def card_sections() -> list[tuple[str, str, tuple[str, ...]]]:
     """(family, heading, figure keys) of the card's sections: each declared family's (analysis.families), then
     calibration across all games."""
     declared = [(game, f.card.heading, f.card.keys) for game, f in families().items() if f.card is not None]
@@ -24,7 +24,7 @@ def sections() -> list[tuple[str, str, tuple[str, ...]]]:
 
 def figure_keys() -> tuple[str, ...]:
     """Every figure of a card, in the order shown (the columns of ``cards.csv``)."""
-    return tuple(k for _, _, keys in sections() for k in keys)
+    return tuple(k for _, _, keys in card_sections() for k in keys)
 
 
 CSS = """
@@ -204,7 +204,7 @@ def card_html(s: Subject, *, generated: str) -> str:
     )
     kind = _kind_text(s)
     sections = []
-    for fam, heading, keys in sections():
+    for fam, heading, keys in card_sections():
         rows = "".join(_row(s.figures[k]) for k in keys if k in s.figures)
         body = f"<table>{rows}</table>"
         if fam == "calibration":
@@ -231,7 +231,7 @@ def compare_html(subjects: Sequence[Subject], *, generated: str) -> str:
     """Several subjects side by side: one row per figure, one column per subject."""
     head = "".join(f"<th>{html.escape(s.name)}</th>" for s in subjects)
     body = []
-    for _, heading, keys in sections():
+    for _, heading, keys in card_sections():
         body.append(f'<tr class="group"><th colspan="{len(subjects) + 1}">{html.escape(heading)}</th></tr>')
         for key in keys:
             label = next((s.figures[key].label for s in subjects if key in s.figures), key)
