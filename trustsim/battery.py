@@ -1,9 +1,9 @@
 """The trust-card battery: every game family for one model, as one Hydra multirun (docs/trust_card.md).
 
 ``python -m trustsim -m +experiment=trustcard model=X [card.size=full|small|smoke]`` sweeps over the
-``card/part`` group (``conf/card/part/``: escape-room anchor, smooth, 1strike, mid2strike, recur; reliance
-main, pairs, support; arena round robin; trust game as trustor and as trustee). ``+experiment=
-trustcard_offline`` plays the same parts with offline agents (``conf/card/offline/``).
+``card/part`` group (``conf/card/part/``; the parts and their order are the experiment's sweep, read by
+:func:`parts`). ``+experiment=trustcard_offline`` plays the same parts with offline agents
+(``conf/card/offline/``).
 
 Before any job runs, :class:`BatteryPlan` (a Hydra callback set by the experiment) composes every part and
 prints its planned decisions, and the expected requests and cost from ``trustsim.preview.estimate`` when

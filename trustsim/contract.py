@@ -27,7 +27,7 @@ A game registers in ``games/<name>/__init__.py``::
     register_game(GameSpec(
         name="coin",                          # conf/game/coin.yaml has `type: coin` and the option defaults
         options=CoinOptions,
-        tables={"moves": MOVE_COLUMNS, "predictions": PREDICTION_COLUMNS},
+        tables={"moves": MOVE_COLUMNS, "predictions": prediction_schema(cell=("side",))},
         run=_run,
         example=("game=coin", "agent=coin_always"),  # a small, fast, offline job: the contract tests run it
     ))
