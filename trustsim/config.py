@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -273,8 +272,3 @@ def _model_group(cfg: dict[str, Any]) -> dict[str, Any]:
     if model is None:
         raise ConfigError("model", "missing (expected a mapping)")
     return model
-
-
-def print_warnings(warnings: list[str]) -> None:
-    for message in warnings:
-        print(f"trustsim: warning: {message}", file=sys.stderr)

@@ -18,7 +18,7 @@ from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from trustsim.config import Validated, print_warnings, validate_config
+from trustsim.config import Validated, validate_config
 from trustsim.errors import RESUME_HINT, ConfigError, TrustsimError
 from trustsim.identity import Identity, identify
 from trustsim.llm import build_client
@@ -55,6 +55,12 @@ def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def print_warnings(warnings: list[str]) -> None:
+    """Print a validated config's warnings (settings without effect) on stderr."""
+    for message in warnings:
+        print(f"trustsim: warning: {message}", file=sys.stderr)
 
 
 def one_line(exc: BaseException) -> str:
@@ -158,8 +164,10 @@ class JobContext:
 
 def job_manifest(run_dir: Path, valid: Validated, identity: Identity) -> Manifest:
     """The job's manifest (``status: running``), with provenance and secrets redacted from the validated
-    config; see :class:`trustsim.rundir.Manifest`."""
+    config (see :class:`trustsim.rundir.Manifest`). Before it, the model's key variables are registered as
+    secrets, every log handler redacts them, and what Hydra saved in the run directory is scrubbed."""
     cfg = valid.cfg
+    protect_run(cfg, run_dir)
     unit = valid.game.unit
     return Manifest(
         run_dir,
@@ -175,6 +183,7 @@ def job_manifest(run_dir: Path, valid: Validated, identity: Identity) -> Manifes
         versions=package_versions(),
         git=git_revision(),
         command=[redact_assignments(a) for a in redact(sys.argv)],
+        warnings=list(valid.warnings),
     )
 
 
@@ -211,13 +220,11 @@ def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str], overrides:
         print(f"trustsim: {exc}", file=sys.stderr)
         _fail_early(run_dir, cfg, exc, "fix the configuration")
         return 2
-    protect_run(valid.cfg, run_dir)
     print_warnings(valid.warnings)
     identity = identify(valid)
     manifest = job_manifest(run_dir, valid, identity)
     for note in notes:
         manifest.note(note)
-    manifest.data["warnings"] = list(valid.warnings)
     manifest.write()
     recorder = RunRecorder(run_dir, valid.game.unit.events if valid.game.unit is not None else None)
     ctx = JobContext(valid, identity, run_dir, recorder)

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from trustsim.config import Validated, print_warnings, to_container, validate_config
+from trustsim.config import Validated, to_container, validate_config
 from trustsim.errors import ConfigError
 from trustsim.identity import Identity, identify
-from trustsim.job import JobContext, one_line
+from trustsim.job import JobContext, one_line, print_warnings
 from trustsim.llm.config import ModelConfig
 from trustsim.llm.pricing import price_of
 from trustsim.preview.client import CURRENT_ROUND, PreviewClient, preview_client
