@@ -279,8 +279,9 @@ class LLMAgent(EscapeRoomPolicy):
         raise RuntimeError("the llm agent is async: the game calls adecide")
 
     async def asolve(self, puzzle: Puzzle, purpose: str = "verify") -> int | None:
-        """Solve a puzzle in a separate stateless call: ``purpose="own_answer"`` (the seat's own puzzle,
-        the model config's ``own_answer_params``) or ``"verify"`` (a verification, ``subtask_params``)."""
+        """Solve a puzzle in a separate stateless call: ``purpose="own_answer"`` (the seat's own puzzle, sent with
+        the model config's ``purpose_params.own_answer``) or ``"verify"`` (a verification, call purpose ``solve``:
+        ``purpose_params.solve``)."""
         call = "own_answer" if purpose == "own_answer" else "solve"
         if self.reference:
             text = (
@@ -309,7 +310,7 @@ class LLMAgent(EscapeRoomPolicy):
         messages = reflection_messages(
             self._rules, self.mem.reflection, self.mem.game_log(), self.mem.max_words
         )
-        # Free text (no answer schema): the model config's reflection_params bound its length; the memory
+        # Free text (no answer schema): the model config's purpose_params.reflection bound its length; the memory
         # keeps the first max_words words. A JSON {"reflection": ...} answer is unwrapped.
         answer = await self.kit.decide(messages, str, format="text", purpose="reflection")
         text = answer.raw
