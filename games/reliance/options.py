@@ -8,7 +8,6 @@ from typing import Literal
 from trustsim.errors import ConfigError
 from trustsim.schema import opt
 
-SETS = ("main", "pairs", "support", "specialised", "fixtures", "all")
 FilterKey = Literal["categories", "processes", "blueprints", "scenarios"]
 FILTERS: tuple[FilterKey, ...] = ("categories", "processes", "blueprints", "scenarios")
 
