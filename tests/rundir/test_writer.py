@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from games.escape_room.plan import UNIT as ESCAPE_ROOM_UNIT
 from tests.rundir.strategies import cells
 from trustsim.rundir import RunRecorder, TableWriter, format_cell
 from trustsim.rundir import writer as writer_module
@@ -141,7 +142,7 @@ def test_a_flush_is_one_write_per_file_and_events_are_redacted_per_block(
         write_all(fh, data)
 
     monkeypatch.setattr(writer_module, "_write_all", counting)
-    rec = RunRecorder(tmp_path)
+    rec = RunRecorder(tmp_path, ESCAPE_ROOM_UNIT.events)  # the job gives the recorder its game's unit
     table = rec.table("t", ["a", "b"])
     rec.event("game_start", session=0, game=1)
     for i in range(3):
