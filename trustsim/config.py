@@ -31,12 +31,15 @@ CORE_GROUPS = ("game", "agent", "model", "llm")
 EXECUTION_GROUPS = ("hydra", "llm")
 """Top-level keys that change how a run executes, not what it computes (left out of the config hash)."""
 
+DEFAULT_NAME = "default"
+"""The name of a job whose config sets none and whose game names it no other way (``GameSpec.run_name``)."""
+
 
 @dataclass(frozen=True)
 class RootOptions:
     """Top-level keys of ``conf/config.yaml`` (the groups are validated separately)."""
 
-    name: str = "default"
+    name: str = DEFAULT_NAME
     seed: int = opt(0, min=0, world=True)  # the root seed: with the game's world keys it fixes every draw
     runs: int = opt(1, min=1)
     progress: Literal["auto", True, False] = opt("auto", execution=True)
@@ -108,6 +111,39 @@ def to_container(cfg: Any) -> dict[str, Any]:
         raise ConfigError(key, f"{key} is required (e.g. {key}=...)") from None
     except Exception as exc:  # interpolation errors name the key in their message
         raise ConfigError(getattr(exc, "full_key", "?") or "?", str(exc).splitlines()[0]) from None
+
+
+def run_name(*, _root_: Any) -> str:
+    """Resolver ``${trustsim_run_name:}`` (``name`` in ``conf/config.yaml``; a preset or ``name=`` replaces it):
+    the game's name for a job that sets none (``GameSpec.run_name``, e.g. ``custom-TTFFT``), else
+    :data:`DEFAULT_NAME`. Reads only the ``game`` group and the game's own groups; never fails (a bad value
+    is reported by validation, naming its key)."""
+    from omegaconf import OmegaConf
+
+    try:
+        spec = games().get(str(OmegaConf.select(_root_, "game.type", default="")))
+        if spec is None or spec.run_name is None:
+            return DEFAULT_NAME
+        groups = {
+            group: OmegaConf.to_container(_root_[group], resolve=True)
+            for group in ("game", *spec.groups)
+            if OmegaConf.select(_root_, group, default=None) is not None
+        }
+        name = spec.run_name(groups)
+    except Exception:  # validation reports the broken value with its key
+        return DEFAULT_NAME
+    return name if isinstance(name, str) and name.strip() else DEFAULT_NAME
+
+
+def register_resolvers() -> None:
+    """Register the resolvers ``conf/`` uses (idempotent)."""
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.has_resolver("trustsim_run_name"):
+        OmegaConf.register_new_resolver("trustsim_run_name", run_name)
+
+
+register_resolvers()  # before any composition (the CLI's run directory is named from ``name``)
 
 
 @functools.cache

@@ -197,6 +197,10 @@ class GameSpec:
         standin_text: Call purpose -> the text preview's stand-in answers to a free-text request of that
             purpose, in the form the game's agents parse (e.g. a line ``DECISION: Pass``); default: a neutral
             text (JSON answers are built from the request's answer schema).
+        run_name: Optional ``run_name(groups) -> str | None``: the name of a job whose config sets none (no
+            preset, no ``name=``), from the composed ``game`` group and the game's own groups (plain dicts,
+            unvalidated: a value may still be missing or wrong), e.g. the escape room's ``custom-TTFFT`` for
+            a custom schedule; None (the default): ``default``.
     """
 
     name: str
@@ -215,6 +219,7 @@ class GameSpec:
     unit: PlayUnit | None = None
     reasoning: Mapping[str, ReasoningSource] = field(default_factory=dict)
     standin_text: Mapping[str, str] = field(default_factory=dict)
+    run_name: Callable[[dict[str, Any]], str | None] | None = None
 
     def options_of(self, cfg: Mapping[str, Any]) -> Any:
         """The typed options of a validated config's ``game`` group (an instance of :attr:`options`)."""

@@ -22,6 +22,7 @@ from statistics import mean
 from typing import Any
 
 from trustsim.contract import games
+from trustsim.interpreter import analysis_command
 from trustsim.rundir.weak import weak_reason
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -220,8 +221,29 @@ def summarize(run_dir: str | Path) -> str:
     spec = _spec(manifest)
     sub = spec.analysis if spec is not None else ""
     if sub:
-        out.append(f"next: python -m analysis {sub} {run_dir} --out report/")
+        out.append(f"next: {analysis_command(sub, run_dir)}")
     return "\n".join(out)
+
+
+def sweep_next_lines(
+    sweep_dir: str | Path, job_dirs: Iterable[str | Path], *, battery: bool = False
+) -> list[str]:
+    """The ``next:`` lines of a finished sweep: the trust card of a trust-card battery, else the analysis
+    subcommand of each game its jobs played (into ``report/<subcommand>/`` when there are several)."""
+    if battery:
+        return [f"next: {analysis_command('card', sweep_dir, 'card/')}"]
+    subs: list[str] = []
+    for job_dir in job_dirs:
+        try:
+            manifest = json.loads((Path(job_dir) / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        spec = _spec(manifest)
+        if spec is not None and spec.analysis and spec.analysis not in subs:
+            subs.append(spec.analysis)
+    if len(subs) == 1:
+        return [f"next: {analysis_command(subs[0], sweep_dir)}"]
+    return [f"next: {analysis_command(sub, sweep_dir, f'report/{sub}/')}" for sub in subs]
 
 
 def summary_line(run_dir: str | Path) -> str:

@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from trustsim.preview import sweep_total
 from trustsim.schema import did_you_mean
+from trustsim.summary import sweep_next_lines
 
 MAX_DIRNAME = 100
 JOBS_FILE = "jobs.csv"
@@ -140,6 +141,9 @@ class SweepReport(Callback):
         failed = [r for r in rows if r["status"] != "complete"]
         if not failed:
             print(f"trustsim: sweep complete: {len(rows)} jobs -> {sweep_dir} (index: {JOBS_FILE})")
+            battery = OmegaConf.select(config, "card") is not None
+            for line in sweep_next_lines(sweep_dir, (sweep_dir / r["dir"] for r in rows), battery=battery):
+                print(line)
             return
         print(f"trustsim: {len(failed)} of {len(rows)} jobs did not complete:", file=sys.stderr)
         for r in failed:

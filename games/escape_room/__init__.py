@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from games.escape_room.options import EscapeRoomGame, MemoryOptions, ScheduleOptions, check, uses_llm
+from games.escape_room.options import (
+    EscapeRoomGame,
+    MemoryOptions,
+    ScheduleOptions,
+    check,
+    run_name,
+    uses_llm,
+)
 from games.escape_room.plan import LENGTH, STANDIN_ANSWERS, UNIT, count_decisions
 from games.escape_room.reasoning import REASONING
 from games.escape_room.summary import summarize
@@ -41,6 +48,7 @@ SPEC = register_game(
         standin_text=STANDIN_ANSWERS,
         check=check,
         uses_llm=uses_llm,
+        run_name=run_name,
         groups={"memory": MemoryOptions, "schedule": ScheduleOptions},
         example=("game=escape_room", "agent=bayes", "schedule=mid2strike", "game.games=3", "runs=2"),
         description="four seats, a scripted partner with a failure schedule; verifying costs a coin",

@@ -103,6 +103,18 @@ def schedule_label(name: str, pattern: Any, games: int | None) -> str:
     return name if flags[:n] == named[:n] else "custom"
 
 
+def run_name(groups: dict[str, Any]) -> str | None:
+    """``custom-<pattern>`` (``T``/``F`` per game) for a job whose config sets no name and whose schedule is
+    custom (``schedule=custom``, or a pattern that differs from the named schedule's); else None."""
+    schedule = groups.get("schedule") or {}
+    pattern = schedule.get("pattern")
+    games = (groups.get("game") or {}).get("games")
+    games = games if isinstance(games, int) and not isinstance(games, bool) else None
+    if pattern is None or schedule_label(str(schedule.get("name")), pattern, games) != "custom":
+        return None
+    return "custom-" + "".join("T" if ok else "F" for ok in parse_pattern(pattern))
+
+
 def check(cfg: dict[str, Any], agent: Any) -> list[str]:
     """Cross-field rules: the schedule covers the games; LLM-only settings need an LLM agent; a pattern
     that differs from the named schedule is labelled ``custom`` (in the config, hence everywhere)."""

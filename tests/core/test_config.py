@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -149,6 +152,43 @@ def test_a_changed_schedule_pattern_is_labelled_custom_everywhere(run_job_dir):
     # the same pattern as the named schedule (or a prefix of it with game.games) keeps the name
     code, run_dir = run_job_dir(["+experiment=mid2strike", "agent=bayes", "game.games=5"], name="prefix")
     assert json.loads((run_dir / "manifest.json").read_text())["cell"]["schedule"] == "mid2strike"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "name"),
+    [
+        (["schedule=custom", "schedule.pattern=TTFFT"], "custom-TTFFT"),
+        (["schedule.pattern=[1,0,1]"], "custom-TFT"),  # differs from the default schedule (smooth)
+        (["schedule=mid2strike"], "default"),  # a named schedule: the name stays
+        (["schedule=custom", "schedule.pattern=TTFFT", "name=mine"], "mine"),  # a name set wins
+        (["schedule=custom", "schedule.pattern=TTXT"], "default"),  # a bad pattern is validation's to report
+        (["game=reliance", "agent=oracle"], "default"),  # a game without run_name
+    ],
+)
+def test_a_job_without_a_name_is_named_by_its_game(compose, overrides, name):
+    assert compose(["agent=bayes", *overrides])["name"] == name
+
+
+def test_a_custom_schedule_names_the_run_and_its_directory(tmp_path):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trustsim",
+            "agent=bayes",
+            "schedule=custom",
+            "schedule.pattern=TFT",
+            "progress=false",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (run_dir,) = (tmp_path / "outputs" / "runs").glob("*/*")
+    assert run_dir.name.endswith("_custom-TFT")
+    assert json.loads((run_dir / "manifest.json").read_text())["run_id"].startswith("custom-TFT-")
 
 
 def test_custom_schedule_without_a_pattern_says_it_is_required(run_job_dir, capsys):

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from trustsim import api
-from trustsim.summary import SPARK, sparkline, summarize, summary_line, weak_reason
+from trustsim.interpreter import python_command
+from trustsim.summary import SPARK, sparkline, summarize, summary_line, sweep_next_lines, weak_reason
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -60,7 +61,7 @@ def test_escape_room_summary_counts_match_the_tables(runs: dict[str, Path]) -> N
     assert [int(x) for x in table.split()[1:]] == verif
     assert "partner" in text and "wrong" in text  # mid2strike: D is wrong in games 4-5
     assert f"run directory: {run}" in text
-    assert f"next: python -m analysis trust {run} --out report/" in text
+    assert f"next: {python_command()} -m analysis trust {run} --out report/" in text
     assert "WEAK" not in text and len(text.splitlines()) <= 24  # one screen
     assert summary_line(run).startswith(f"{json.loads((run / 'manifest.json').read_text())['run_id']}: ")
 
@@ -134,7 +135,13 @@ def test_cli_prints_the_summary_and_one_line_per_multirun_job(tmp_path: Path) ->
         text=True,
         check=True,
     ).stdout
-    assert "verifications per game:" in out and f"next: python -m analysis trust {run} --out report/" in out
+    nxt = f"next: {python_command(REPO)} -m analysis trust {run} --out report/"
+    assert "verifications per game:" in out and nxt in out
+    report = subprocess.run(  # the printed command runs as printed (here in an empty folder)
+        nxt.removeprefix("next: "), shell=True, cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert report.returncode == 0, report.stderr
+    assert (tmp_path / "report" / "report.md").is_file()
     sweep = tmp_path / "sweep"
     out = subprocess.run(
         [
@@ -157,3 +164,17 @@ def test_cli_prints_the_summary_and_one_line_per_multirun_job(tmp_path: Path) ->
     ).stdout
     lines = [line for line in out.splitlines() if line.startswith("summary: ")]
     assert len(lines) == 2 and all("2 games" in line for line in lines)
+    assert out.splitlines()[-1] == f"next: {python_command(REPO)} -m analysis trust {sweep} --out report/"
+
+
+def test_a_sweep_names_the_analysis_of_each_game_it_played(runs: dict[str, Path], tmp_path: Path) -> None:
+    py = python_command()
+    one = sweep_next_lines(tmp_path, [runs["escape_room"], runs["escape_room"]])
+    assert one == [f"next: {py} -m analysis trust {tmp_path} --out report/"]
+    mixed = sweep_next_lines(tmp_path, [runs["escape_room"], tmp_path / "no-manifest", runs["arena"]])
+    assert mixed == [
+        f"next: {py} -m analysis trust {tmp_path} --out report/trust/",
+        f"next: {py} -m analysis arena {tmp_path} --out report/arena/",
+    ]
+    card = sweep_next_lines(tmp_path, [runs["arena"]], battery=True)
+    assert card == [f"next: {py} -m analysis card {tmp_path} --out card/"]
