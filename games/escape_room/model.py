@@ -249,7 +249,7 @@ class EscapeRoomModel(mesa.Model):
             self.puzzles, self.owners, sealed, self.options.coins, self.options.max_rounds, rules=self.rules
         )
 
-    def _emit(self, type: str, **fields: Any) -> None:
+    def _emit(self, type: str, fields: dict[str, Any]) -> None:
         """Record an event of this game (its ``session`` and ``game`` first, then ``fields``), if recording."""
         if self.recorder is not None:
             self.recorder.event(type, session=self.session, game=self.game, **fields)
@@ -270,10 +270,12 @@ class EscapeRoomModel(mesa.Model):
         if self.recorder is not None:
             self._emit(
                 "round_start",
-                round=round_,
-                alive=state.alive,
-                coins=state.coins,
-                digest=round_digest(round_, state.coins, state.alive, views),
+                {
+                    "round": round_,
+                    "alive": state.alive,
+                    "coins": state.coins,
+                    "digest": round_digest(round_, state.coins, state.alive, views),
+                },
             )
         seats, puzzles, own, coins = self.seats, state.puzzles, state.own_puzzles, state.coins
         alive = [seats[s] for s in state.alive]
@@ -328,7 +330,7 @@ class EscapeRoomModel(mesa.Model):
         )
         self.record.decisions.append(record)
         if self.recorder is not None:
-            self._emit("decision", **decision_fields(record))
+            self._emit("decision", decision_fields(record))
         return resolved
 
     def step(self) -> None:
@@ -344,28 +346,30 @@ class EscapeRoomModel(mesa.Model):
             return
         round_ = report.round
         for v in report.verifications:
-            already = {"already_endorsed": True} if v.already else {}
-            self._emit(
-                "verification",
-                round=round_,
-                seat=v.seat,
-                puzzle=v.puzzle,
-                capsule=v.capsule,
-                created=v.created,
-                **already,
-            )
+            fields = {
+                "round": round_,
+                "seat": v.seat,
+                "puzzle": v.puzzle,
+                "capsule": v.capsule,
+                "created": v.created,
+            }
+            if v.already:
+                fields["already_endorsed"] = True
+            self._emit("verification", fields)
         if report.chosen_volunteer:
             self._emit(
                 "volunteer",
-                round=round_,
-                volunteers=report.volunteers,
-                chosen=report.chosen_volunteer,
-                password=report.password,
-                correct=report.password_correct,
+                {
+                    "round": round_,
+                    "volunteers": report.volunteers,
+                    "chosen": report.chosen_volunteer,
+                    "password": report.password,
+                    "correct": report.password_correct,
+                },
             )
         for seat, cause in report.deaths:
-            self._emit("death", round=round_, seat=seat, cause=cause)
-        self._emit("round_end", round=round_, escaped=report.escaped)
+            self._emit("death", {"round": round_, "seat": seat, "cause": cause})
+        self._emit("round_end", {"round": round_, "escaped": report.escaped})
 
     # -- a whole game --------------------------------------------------------------------------------------
     def _game(self) -> Generator[Request, Any, None]:
@@ -373,16 +377,19 @@ class EscapeRoomModel(mesa.Model):
         self.state = yield from self._seal()
         self.record.state = self.state
         if self.recorder is not None:
+            puzzles = {
+                p.slot: {"text": p.text, "answer": p.answer, "owner": self.owners[p.index]}
+                for p in self.puzzles
+            }
             self._emit(
                 "game_start",
-                seed=self.record.seed,
-                d_correct=self.d_correct,
-                partner_puzzle=self.record.partner_puzzle,
-                puzzles={
-                    p.slot: {"text": p.text, "answer": p.answer, "owner": self.owners[p.index]}
-                    for p in self.puzzles
+                {
+                    "seed": self.record.seed,
+                    "d_correct": self.d_correct,
+                    "partner_puzzle": self.record.partner_puzzle,
+                    "puzzles": puzzles,
+                    "sealed": {c.label: c.value for caps in self.state.capsules.values() for c in caps},
                 },
-                sealed={c.label: c.value for caps in self.state.capsules.values() for c in caps},
             )
         self._views = self.state.capsule_views()
         observers, enders = self._hooked["observe"], self._hooked["end"]
@@ -404,7 +411,7 @@ class EscapeRoomModel(mesa.Model):
                 for k, caps in state.capsules.items()
                 for c in caps
             }
-            self._emit("reveal", capsules=truth)  # what every seat is told: label → right
+            self._emit("reveal", {"capsules": truth})  # what every seat is told: label → right
         reports = tuple(state.reports)
         survivors = tuple(state.alive)
         for seat in state.seats:
@@ -425,12 +432,14 @@ class EscapeRoomModel(mesa.Model):
             yield ("end", self.seats[seat], summary)
         self._emit(
             "game_end",
-            outcome=state.outcome,
-            rounds=state.round,
-            survivors=state.alive,
-            coins=state.coins,
-            scores=scores,
-            escape_round=state.escape_round,
+            {
+                "outcome": state.outcome,
+                "rounds": state.round,
+                "survivors": state.alive,
+                "coins": state.coins,
+                "scores": scores,
+                "escape_round": state.escape_round,
+            },
         )
 
     def play_sync(self) -> GameRecord:
