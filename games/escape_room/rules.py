@@ -204,19 +204,10 @@ def _verify(state: GameState, seat: str, puzzle: int, answer: int) -> Verificati
     return VerificationReport(seat, puzzle, label, created=True, endorsers=(seat,))
 
 
-def resolve_password(state: GameState, password: dict[int, str]) -> dict[int, str]:
-    """The labels a password's names select now (see :meth:`GameState.resolve_capsule`); a name that
-    selects nothing is kept as written."""
-    return _check_password(state, password)[0]
-
-
-def password_correct(state: GameState, password: dict[int, str]) -> bool:
-    """Numeric check of every slot; a missing slot or a name that selects no capsule is wrong."""
-    return _check_password(state, password)[1]
-
-
 def _check_password(state: GameState, password: dict[int, str]) -> tuple[dict[int, str], bool]:
-    """(:func:`resolve_password`, :func:`password_correct`), each name resolved once."""
+    """The labels a password's names select now (see :meth:`GameState.resolve_capsule`; a name that selects
+    nothing is kept as written), and whether it is right: every slot named, each by a capsule holding its
+    puzzle's answer."""
     labels = {}
     correct = password.keys() == state.puzzles.keys()
     for k, name in sorted(password.items()):
