@@ -196,7 +196,7 @@ def load_trust_data(
     Raises:
         RunDirError: When a path does not exist or holds neither run directories nor reference logs.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # not tqdm.auto: in a notebook without ipywidgets it warns (TqdmWarning)
 
     run_dirs_all: list[Path] = []
     reference: list[Path] = []

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -108,3 +110,94 @@ def test_every_game_prints_plain_lines_into_a_log(tmp_path, overrides, desc, uni
     assert lines[0] == f"{desc}: 0/{units}, started"
     assert len(lines) == units + 1
     assert lines[-1].startswith(f"{desc}: {units}/{units} (100%), ") and "elapsed" in lines[-1]
+
+
+def test_a_heartbeat_line_comes_while_a_unit_is_in_progress():
+    out = io.StringIO()
+    bar = LineProgress(3, "escape room smooth", stream=out, heartbeat_s=0.2)
+    bar.update(1)
+    time.sleep(1.5)  # the heartbeat checks every 0.2 s here (every second by default)
+    bar.close()
+    beats = [ln for ln in out.getvalue().splitlines() if "(working: " in ln]
+    assert len(beats) >= 2 and all(ln.startswith("escape room smooth: 1/3 (33%), ") for ln in beats)
+    assert beats[0].endswith("since 1/3)") and "left" in beats[0]
+    done = out.getvalue()
+    time.sleep(0.5)
+    assert out.getvalue() == done  # closed: no more lines
+
+
+def test_time_left_follows_the_recent_pace_and_grows_while_a_unit_overruns():
+    now = [0.0]
+    bar = LineProgress(10, "x", stream=io.StringIO(), clock=lambda: now[0], heartbeat_s=None)
+    for t in (1, 2, 3, 4, 7, 10, 13, 16):  # 1 s per unit, then 3 s per unit (the machine got busy)
+        now[0] = t
+        bar.update(1)
+    assert bar.time_left(16.0) == pytest.approx(3 * 2)  # the recent half: 3 s per unit, 2 units left
+    assert bar.time_left(17.0) == pytest.approx(3 * 2 - 1)  # the unit in progress counts down
+    assert bar.time_left(26.0) == pytest.approx(10 * 2 - 10)  # it overran: 10 s so far per unit
+    assert bar.time_left(36.0) > bar.time_left(26.0)  # and the estimate grows while it runs
+    assert LineProgress(5, "y", stream=io.StringIO(), heartbeat_s=None).time_left(1.0) is None
+
+
+class _KernelStream(io.StringIO):
+    """Stands in for ipykernel's OutStream (what a notebook's stderr is)."""
+
+
+_KernelStream.__module__ = "ipykernel.iostream"
+
+
+def test_in_a_notebook_a_fast_job_prints_one_line(monkeypatch):
+    stream = _KernelStream()
+    assert progress_mode("auto", stream) == "notebook"
+    monkeypatch.setattr(sys, "stderr", stream)
+    bar = make_progress(55, "escape room mid2strike")
+    for _ in range(55):
+        bar.update(1)
+    bar.close()
+    assert stream.getvalue().splitlines() == ["escape room mid2strike: 55/55 (100%), 0:00 elapsed"]
+
+
+NOTEBOOK = """
+import asyncio, io, json, sys, types, warnings
+
+class ZMQInteractiveShell:  # what tqdm.auto looks for to decide it runs in a notebook
+    config = {"IPKernelApp": {}}
+
+ipython = types.ModuleType("IPython")
+ipython.get_ipython = ZMQInteractiveShell
+sys.modules["IPython"] = ipython
+sys.modules["ipykernel.zmqshell"] = types.ModuleType("ipykernel.zmqshell")
+
+class OutStream(io.StringIO):
+    pass
+
+OutStream.__module__ = "ipykernel.iostream"
+sys.stderr = OutStream()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from trustsim import api
+    from analysis import trust
+
+    async def cell():  # a notebook cell: an event loop is running
+        return api.run("mid2strike", ["agent=bayes", "runs=5"], run_dir=sys.argv[1])
+
+    status = asyncio.run(cell()).status
+    trust.analyse([sys.argv[1]], resamples=50)
+print(json.dumps({"status": status, "stderr": sys.stderr.getvalue(),
+                  "warnings": [f"{w.category.__name__}: {w.message}" for w in caught]}))
+"""
+
+
+def test_a_notebook_gets_one_progress_line_and_no_tqdm_warning(tmp_path):
+    """A 0.1 s job (55 games) in a notebook: one progress line, and the analysis warns nothing about tqdm."""
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    proc = subprocess.run(
+        [sys.executable, "-c", NOTEBOOK, str(tmp_path / "run")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout.splitlines()[-1])
+    assert seen["status"] == "complete"
+    lines = [ln for ln in seen["stderr"].splitlines() if ln.startswith("escape room ")]
+    assert len(lines) == 1 and lines[0].startswith("escape room mid2strike: 55/55 (100%)")
+    assert not [w for w in seen["warnings"] if "Tqdm" in w], seen["warnings"]

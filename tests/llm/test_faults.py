@@ -185,3 +185,25 @@ def test_rate_limiter_spaces_requests() -> None:
         return time.perf_counter() - start
 
     assert 0.28 <= asyncio.run(run()) < 3.0  # lower bound is the property; upper only catches a hang
+
+
+@pytest.mark.parametrize(("provider", "timeout"), [("local", None), ("litellm", 0.3)])
+def test_the_embedded_model_has_no_timeout(tmp_path, provider, timeout) -> None:
+    """An embedded-model call runs in this process and cannot be stopped: no timeout (so no retry for
+    slowness, which would redo the whole computation); an API call keeps ``llm.timeout_s``."""
+    from trustsim.llm import LLMClient
+    from trustsim.llm.config import parse_llm_config, parse_model_config
+    from trustsim.llm.transport import CallResult
+
+    seen: list[float | None] = []
+
+    async def slow_transport(model, messages, params, *, timeout_s, **kwargs) -> CallResult:
+        seen.append(timeout_s)
+        await asyncio.sleep(0.5)  # longer than llm.timeout_s: only a timeout would cut it short
+        return CallResult("ok", 3, 1, 0.0, 0.5)
+
+    model = parse_model_config({"name": "m", "litellm_model": "trustsim/m", "provider": provider})
+    llm = parse_llm_config({"timeout_s": 0.3, "cache": False, "backoff_base_s": 0.01})
+    client = LLMClient(model, llm, None, transport=slow_transport)
+    response = asyncio.run(client.complete(ChatRequest("m", [{"role": "user", "content": "hi"}])))
+    assert response.text == "ok" and seen == [timeout] and client.stats()["retries"] == 0

@@ -186,6 +186,11 @@ class LLMClient:
         base = int(params.get("seed") or 0)
         return {**params, "seed": (base + int(key[:8], 16)) % (2**31)}
 
+    def _timeout_s(self) -> float | None:
+        """``llm.timeout_s``; none for the embedded model: its call runs in this process and cannot be
+        stopped, and on a busy machine it is slow, not lost (a retry would redo the whole computation)."""
+        return None if self.model.provider == "local" else self.llm.timeout_s
+
     def _primitives(self) -> tuple[asyncio.Semaphore, RateLimiter]:
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._sem is None or self._limiter is None:
@@ -263,7 +268,7 @@ class LLMClient:
                         params,
                         api_base=api_base,
                         api_key=api_key,
-                        timeout_s=self.llm.timeout_s,
+                        timeout_s=self._timeout_s(),
                         drop_params=self.model.drop_params,
                         **pricing,
                     )

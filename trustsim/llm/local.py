@@ -20,23 +20,22 @@ import contextlib
 import functools
 import importlib.util
 import json
-import os
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from trustsim.errors import ConfigError
 from trustsim.llm.config import LocalModelConfig
 from trustsim.llm.local_decode import Engine, Unsupported
+from trustsim.llm.threads import default_threads
 from trustsim.llm.transport import get_litellm
 
 PROVIDER = "trustsim"
 _MODELS: dict[tuple[Any, ...], Any] = {}
 _MODEL_LOCK = threading.Lock()
 _ENGINES: dict[tuple[Any, ...], Any] = {}
-_INFLIGHT: dict[str, Future[Any]] = {}  # running or queued calls by request (see acompletion)
 _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trustsim-llama")
 _TOTALS: dict[str, float] = {}
 TOTAL_KEYS = (
@@ -76,16 +75,10 @@ def find_gguf(cfg: LocalModelConfig) -> Path:
     return files[0]
 
 
-def default_threads() -> int:
-    """All cores, at most 4 (a 135M model gains nothing beyond). On shared, busy cores set
-    ``model.local.n_threads=1``: llama.cpp threads spin at barriers and slow down sharply."""
-    return max(1, min(4, os.cpu_count() or 1))
-
-
 def load_model(cfg: LocalModelConfig) -> Any:
     """The process-wide ``Llama`` instance for this GGUF file and context settings (loaded once)."""
     path = find_gguf(cfg)
-    n_threads = cfg.n_threads or default_threads()
+    n_threads = cfg.n_threads or default_threads()  # the free cores, once per process
     key = (str(path), cfg.n_ctx, n_threads, cfg.n_batch, cfg.state_cache_mb)
     with _MODEL_LOCK:
         model = _MODELS.get(key)
@@ -265,17 +258,10 @@ def _provider_class() -> type:
             return model_response
 
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
-            """Run on the worker thread. A call cannot be stopped once it runs, so a retry of the same
-            request (after the client's timeout, on a busy machine) waits for the running call instead of
-            queueing a second one behind it."""
-            optional_params = kwargs.get("optional_params") or (args[8] if len(args) > 8 else {})
-            key = json.dumps([model, messages, optional_params], sort_keys=True, default=str)
-            future = _INFLIGHT.get(key)
-            if future is None:
-                call = functools.partial(self.completion, model, messages, *args, **kwargs)
-                future = _INFLIGHT[key] = _EXECUTOR.submit(call)
-                future.add_done_callback(lambda f, k=key: _INFLIGHT.pop(k, None))
-            return await asyncio.shield(asyncio.wrap_future(future))
+            """Run on the worker thread, without a timeout (the client sets none for this provider): a
+            call cannot be stopped once it runs, and a retry would redo the whole computation."""
+            call = functools.partial(self.completion, model, messages, *args, **kwargs)
+            return await asyncio.wrap_future(_EXECUTOR.submit(call))
 
     return LocalProvider
 

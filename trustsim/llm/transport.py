@@ -170,11 +170,14 @@ async def call_litellm(
     *,
     api_base: str | None,
     api_key: str | None,
-    timeout_s: float,
+    timeout_s: float | None,
     drop_params: bool,
     price: tuple[float, float] | None = None,
 ) -> CallResult:
     """One ``litellm.acompletion`` call (no retries inside litellm or the OpenAI SDK).
+
+    ``timeout_s``: seconds before the call is abandoned (a retryable failure); None: no timeout (the embedded
+    model, which runs in this process).
 
     ``price``: USD per (input, output) token the caller prices the call with (the model config's ``price``),
     given to litellm as its per-call prices: litellm then computes that cost without searching its price
@@ -200,7 +203,8 @@ async def call_litellm(
         elif (model, api_base) in _UNPRICED:
             kwargs.update(UNPRICED_PRICING)
     start = time.perf_counter()
-    async with asyncio.timeout(timeout_s + 1.0):  # a backstop to litellm's own timeout; no extra task
+    backstop = None if timeout_s is None else timeout_s + 1.0
+    async with asyncio.timeout(backstop):  # a backstop to litellm's own timeout; no extra task
         response = await litellm.acompletion(**kwargs)
     latency = time.perf_counter() - start
     text = answer_text(response)
