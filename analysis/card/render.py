@@ -27,6 +27,15 @@ def figure_keys() -> tuple[str, ...]:
     return tuple(k for _, _, keys in card_sections() for k in keys)
 
 
+def yardstick_version() -> str:
+    """The escape-room yardstick's model, as the card's note names it (e.g. ``model v2``)."""
+    try:
+        from analysis.yardstick.model import MODEL_VERSION
+    except ModuleNotFoundError:
+        return "not installed"
+    return f"model {MODEL_VERSION}"
+
+
 CSS = """
 @page { size: A4; margin: 9mm; }
 * { box-sizing: border-box; }
@@ -218,8 +227,8 @@ def card_html(s: Subject, *, generated: str) -> str:
 <h1>Trust card: {html.escape(title)} <small>{html.escape(kind)}</small></h1>
 <div class="sub">Values are estimates with 95% cluster-bootstrap (or Wilson) intervals in brackets.
 <b>not run</b> = that part of the battery has no data; <b>underpowered</b> = too few clusters for an interval
-or below the analysis's minimum sample (n shown). The escape-room regret is a model-based yardstick, not the
-exact optimum of the game.</div>
+or below the analysis's minimum sample (n shown). The escape-room regret is a model-based yardstick
+({html.escape(yardstick_version())}), not the exact optimum of the game.</div>
 {_warnings_html(s)}{sections_html}
 <section data-family="provenance" class="prov"><h2>Provenance</h2><table>{_prov_rows(s)}</table></section>
 <div class="foot">trustsim trust card · generated {html.escape(generated)} · python -m analysis card · docs/trust_card.md</div>

@@ -152,8 +152,8 @@ def _with_anchor_note(fig: Figure, row: pd.Series | None) -> Figure:
 
 
 def yardstick_decisions(paths: list[str]) -> pd.DataFrame | None:
-    """Every escape-room decision scored by the model-based yardstick (``analysis.yardstick``; prior
-    Beta(1, 1), team variant); None when it cannot score these paths."""
+    """Every escape-room decision scored by the model-based yardstick (``analysis.yardstick``, its current
+    model; prior Beta(1, 1), team variant); None when it cannot score these paths."""
     try:
         from analysis.yardstick.pipeline import decisions_table, load
     except ModuleNotFoundError:
@@ -172,8 +172,13 @@ def yardstick(
     """Escape-room regret and protective share under the yardstick (issue 14 item 2)."""
     from analysis.stats import cluster_bootstrap_mean, cluster_bootstrap_ratio
 
-    rk, rl = "er_regret", "regret under the yardstick (expected coins; model-based, not the exact optimum)"
-    pk, pl = "protective_share", "protective share of verifications (yardstick: EV-positive)"
+    try:
+        from analysis.yardstick.model import MODEL_VERSION as version
+    except ModuleNotFoundError:  # the decisions are None then
+        version = "(not installed)"
+    rk = "er_regret"
+    rl = f"regret under the yardstick {version} (expected coins; model-based, not the exact optimum)"
+    pk, pl = "protective_share", f"protective share of verifications (yardstick {version}: EV-positive)"
     if decisions is None:
         return {rk: unavailable(rk, rl, "analysis.yardstick is not installed")}
     sub = decisions[[subject.matches(m, a) for m, a in zip(decisions["model"], decisions["agent"], strict=True)]] if len(
@@ -185,7 +190,7 @@ def yardstick(
     ok = regret.notna().to_numpy()
     iv = cluster_bootstrap_mean(regret.to_numpy()[ok], clusters[ok], n_resamples=resamples, seed=seed)
     n = int(ok.sum())
-    note = f"{n} decisions, {iv.n_clusters} clusters; prior Beta(1, 1)"
+    note = f"{n} decisions, {iv.n_clusters} clusters; yardstick {version}, team variant, prior Beta(1, 1)"
     out = {rk: from_values(rk, rl, iv.estimate, iv.low, iv.high, n=n, note=note + (f"; {iv.note}" if iv.note else ""),
                            underpowered=iv.n_clusters < 10 or None, digits=3)}  # fmt: skip
     verify = (sub["action"] == "verify").to_numpy()

@@ -1,12 +1,14 @@
 """The normative yardstick for escape-room verification: a model-based yardstick, not the exact optimum of the
 game.
 
-For every decision of a seat under test it computes, under an explicit reference model (``model.py``: Beta
-beliefs per partner from public evidence, the death risks of passing and of volunteering, the coin a
-verification costs), the expected score of each legal action given only what that seat could observe, the
-regret of the action taken (best minus chosen, in expected coins) and whether a verification was protective
-(its expected value beats every action without a verification) or ritual. ``montecarlo.py`` re-estimates the
-expected values by simulation.
+For every decision of a seat under test it computes, under an explicit reference model (``model.py``, version
+``v2``: the exact posterior of each partner's reliability from the session's public evidence, ``beliefs.py``
+and ``evidence.py``; teammates playing a stated policy, the variant; the game's elimination rule for every
+action; the coin a verification costs; the seat's best response afterwards), the expected score of each legal
+action given only what that seat could observe, the regret of the action taken (best minus chosen, in
+expected coins) and whether a verification was protective (its expected value beats every action without a
+verification) or ritual. ``montecarlo.py`` re-estimates the expected values by simulation. ``v1/`` holds the
+superseded first model, kept only for the comparison in docs/yardstick.md (``--model v1``).
 
 Command line: ``python -m analysis yardstick DIR... --out OUT [--reference]`` (``docs/yardstick.md``).
 Python::

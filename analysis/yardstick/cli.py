@@ -12,8 +12,8 @@ from typing import Any
 import pandas as pd
 
 from analysis.cli_options import add_common_options, non_negative_int, positive_float
-from analysis.yardstick.model import VARIANTS
-from analysis.yardstick.score import LABEL
+from analysis.yardstick.model import MODEL_VERSION, VARIANTS
+from analysis.yardstick.score import LABEL, MODELS
 
 
 def add_parser(subparsers: Any) -> None:
@@ -24,9 +24,10 @@ def add_parser(subparsers: Any) -> None:
         "verifications (a model-based yardstick, not the exact optimum of the game)",
         description=(
             "Score every escape-room decision of the seats under test against the yardstick's reference model "
-            f"({LABEL}): Beta beliefs per partner from public evidence, the death risks of passing and of "
-            "volunteering, the coin a verification costs. Writes decisions.csv, summary.csv, validation.csv "
-            "(Monte Carlo check) and report.md. See docs/yardstick.md."
+            f"({LABEL}, model {MODEL_VERSION}): each partner's reliability from the exact posterior of the "
+            "session's public evidence, teammates playing a stated policy (the variant), the game's elimination "
+            "rule for every action, the coin a verification costs. Writes decisions.csv, summary.csv, "
+            "validation.csv (Monte Carlo check) and report.md. See docs/yardstick.md."
         ),
     )
     add_common_options(
@@ -41,7 +42,15 @@ def add_parser(subparsers: Any) -> None:
         "--variant",
         choices=VARIANTS,
         default="team",
-        help="how a verification round's elimination risk is counted (default team; see docs/yardstick.md)",
+        help="the teammates' policy: team = the reference (bayes) rule on their exact beliefs, self_reliant = "
+        "they pass (default team; see docs/yardstick.md)",
+    )
+    p.add_argument(
+        "--model",
+        choices=MODELS,
+        default=MODEL_VERSION,
+        help=f"the yardstick's model version (default {MODEL_VERSION}); v1 is the superseded first model, kept "
+        "only for the comparison in docs/yardstick.md (its team variant spares a verifier the elimination)",
     )
     p.add_argument("--prior-alpha", type=positive_float, default=1.0, help="Beta prior alpha (default 1)")
     p.add_argument("--prior-beta", type=positive_float, default=1.0, help="Beta prior beta (default 1)")
@@ -69,20 +78,52 @@ def _fmt(est: float, low: float, high: float, digits: int = 3) -> str:
     return f"{est:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
+MODEL_TEXT = {
+    "v2": (
+        "each partner's reliability from the exact posterior of the session's public evidence (Beta({a:g}, {b:g}) "
+        "prior), verifiers taken as exact, {teammates}, the partner passes, every action facing the game's "
+        "elimination rule (if nobody volunteers, one live seat dies), a verification costing one coin, the seat "
+        "then playing its best response"
+    ),
+    "v1": (
+        "**superseded; kept only for the comparison in docs/yardstick.md**: Beta({a:g}, {b:g}) prior per partner "
+        "updated by the bayes agent's heuristic, other seats not modelled, passing risks this round's "
+        "elimination (1/alive), {verifier}"
+    ),
+}
+TEAMMATES = {
+    "team": "teammates playing the reference (bayes) rule on their exact beliefs",
+    "self_reliant": "teammates passing",
+}
+V1_VERIFIER = {
+    "team": "a verification spared the round's elimination",
+    "self_reliant": "a verification round risking the elimination like a pass",
+}
+
+
+def model_text(model: str, variant: str, prior: tuple[float, float]) -> str:
+    """The model in one clause (``report.md``)."""
+    return MODEL_TEXT[model].format(
+        a=prior[0], b=prior[1], teammates=TEAMMATES[variant], verifier=V1_VERIFIER[variant]
+    )
+
+
 def report_text(
-    tables: dict[str, pd.DataFrame], variant: str, prior: tuple[float, float], level: float
+    tables: dict[str, pd.DataFrame],
+    variant: str,
+    prior: tuple[float, float],
+    level: float,
+    model: str = MODEL_VERSION,
 ) -> str:
     """``report.md``: what the yardstick is, the summary table and the Monte Carlo check."""
     summary, validation = tables["summary"], tables["validation"]
     lines = [
-        "# Escape-room yardstick",
+        f"# Escape-room yardstick (model {model})",
         "",
-        f"**A {LABEL}.** Reference model: variant `{variant}`, Beta({prior[0]:g}, {prior[1]:g}) prior per "
-        "partner updated from public evidence, verifiers taken as exact, a verification costs one coin, passing "
-        "risks this round's elimination (1/alive), volunteering risks the password being wrong. Unit: expected "
-        "score in coins (coins kept if the team escapes with the seat alive, else 0). Regret = best minus "
-        "chosen expected score; a verification is *protective* when its expected value exceeds that of the best "
-        "action without a verification, else *ritual*. See docs/yardstick.md.",
+        f"**A {LABEL}.** Reference model `{model}`, variant `{variant}`: {model_text(model, variant, prior)}. "
+        "Unit: expected score in coins (coins kept if the team escapes with the seat alive, else 0). Regret = "
+        "best minus chosen expected score; a verification is *protective* when its expected value exceeds that "
+        "of the best action without a verification, else *ritual*. See docs/yardstick.md.",
         "",
         f"Intervals: {level:.0%} cluster bootstrap (cluster: the game for memoryless runs, the session otherwise).",
         "",
@@ -139,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
         include_incomplete=args.include_incomplete,
         prior=prior,
         variant=args.variant,
+        model=args.model,
         n_resamples=args.resamples,
         seed=args.seed,
         level=args.level,
@@ -152,9 +194,11 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, df in tables.items():
         df.to_csv(out / f"{name}.csv", index=False, lineterminator="\n")
-    (out / "report.md").write_text(report_text(tables, args.variant, prior, args.level), encoding="utf-8")
+    (out / "report.md").write_text(
+        report_text(tables, args.variant, prior, args.level, args.model), encoding="utf-8"
+    )
     say(
         f"scored {len(tables['decisions'])} decisions in {len(tables['summary'])} cell(s); wrote {out} "
-        f"in {time.perf_counter() - t0:.1f} s ({LABEL})"
+        f"in {time.perf_counter() - t0:.1f} s ({LABEL}, model {args.model})"
     )
     return 0

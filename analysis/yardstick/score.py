@@ -1,27 +1,42 @@
-"""Score every decision of the seats under test: expected value of each legal action, regret, protective flag."""
+"""Score every decision of the seats under test: expected value of each legal action, regret, protective flag.
+
+The model (``v2``, :mod:`analysis.yardstick.model`) is the default; ``model="v1"`` scores with the superseded
+first model (:mod:`analysis.yardstick.v1`), kept only for the side-by-side comparison in docs/yardstick.md.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from analysis.yardstick.beliefs import Beliefs
+import numpy as np
+
+from analysis.yardstick import montecarlo
+from analysis.yardstick.beliefs import Posterior, View
+from analysis.yardstick.evidence import PUZZLES, before, bit, heard
 from analysis.yardstick.model import (
     EPS,
-    State,
-    action_values,
+    MODEL_VERSION,
+    PASS,
+    TESTED,
+    VOLUNTEER,
+    GameTable,
+    RoundState,
+    SeatModel,
     best_action,
-    death_risk_pass,
-    death_risk_volunteer,
-    ev_volunteer,
+    simplify,
 )
-from analysis.yardstick.traces import PARTNER, Capsule, GameTrace, RoundTrace, RunTrace, resolve_name
+from analysis.yardstick.traces import PARTNER, Choice, GameTrace, RoundTrace, RunTrace, resolve_name
 
 LABEL = "model-based yardstick, not the exact optimum of the game"
-PUZZLES = (1, 2, 3, 4)
+MODELS = ("v2", "v1")
+"""Model versions: ``v2`` (current) and ``v1`` (superseded; kept for the comparison in docs/yardstick.md)."""
 DECISION_COLUMNS = [
     "yardstick",
+    "model_version",
     "variant",
     "source",
     "run_id",
@@ -54,212 +69,279 @@ DECISION_COLUMNS = [
     "regret",
     "death_risk_pass",
     "death_risk_volunteer",
+    "p_teammate_volunteers",
     "verify_gain",
     "protective",
 ]
 
-
-class _Seat:
-    """What one seat can compute at the start of a round: each puzzle's status, its state under the model.
-
-    A puzzle is *certain* when the seat owns it or a verifier vouched for one of its capsules, else
-    *uncertain*: its only capsule is the owner's, right with the owner's reliability at the start of the game
-    (``start``), conditioned on this game's failed passwords by the model.
-    """
-
-    def __init__(
-        self,
-        seat: str,
-        start: dict[str, float],
-        game: GameTrace,
-        rnd: RoundTrace,
-        failed: list[dict[int, str]],
-    ) -> None:
-        self.seat = seat
-        self.game = game
-        self.rnd = rnd
-        probs: dict[int, float] = {}
-        for k, caps in rnd.capsules.items():
-            owner = game.owners[k]
-            if owner == seat or any(_vouched(c, owner) for c in caps):
-                probs[k] = 1.0
-            else:
-                probs[k] = start.get(owner, 0.5)
-        constraints = [s for s in (self._constraint(f, probs) for f in failed) if s is not None]
-        self.state = State.of(
-            coins=max(int(rnd.coins.get(seat, 0)), 0),
-            probs=probs,
-            alive=max(len(rnd.alive), 1),
-            rounds_left=max(game.max_rounds - rnd.number + 1, 1),
-            failed=constraints,
-        )
-
-    def _status(self, k: int, capsule: Capsule) -> str:
-        """``right``, ``wrong`` or ``uncertain`` for a capsule of puzzle k, as this seat sees it now."""
-        caps = self.rnd.capsules[k]
-        owner = self.game.owners[k]
-        if owner == self.seat:
-            return "right" if self.seat in capsule.endorsers else "wrong"
-        if _vouched(capsule, owner):
-            return "right"
-        if any(_vouched(c, owner) for c in caps if c is not capsule):
-            return "wrong"
-        return "uncertain"
-
-    def _constraint(self, password: dict[int, str], probs: dict[int, float]) -> list[int] | None:
-        """The uncertain puzzles a failed password named (not all right), or None when it named a capsule now
-        known to be wrong (which explains the failure)."""
-        out = []
-        for k, creator in password.items():
-            capsule = next((c for c in self.rnd.capsules.get(k, []) if c.creator == creator), None)
-            if capsule is None:
-                return None
-            status = self._status(k, capsule)
-            if status == "wrong":
-                return None
-            if status == "uncertain" and probs.get(k, 1.0) < 1.0:
-                out.append(k)
-        return out
-
-    def named(self, names: dict[int, str] | None, lenient: bool) -> tuple[list[int], bool]:
-        """(the uncertain puzzles a password names, whether it names a capsule known to be wrong, misses a
-        puzzle or names nothing)."""
-        uncertain: list[int] = []
-        for k in sorted(self.rnd.capsules):
-            name = (names or {}).get(k)
-            capsule = resolve_name(self.rnd.capsules[k], name, lenient) if name else None
-            if capsule is None:
-                return uncertain, True
-            status = self._status(k, capsule)
-            if status == "wrong":
-                return uncertain, True
-            if status == "uncertain":
-                uncertain.append(k)
-        return uncertain, False
+Simulate = Callable[[str, int, np.random.Generator], tuple[float, float]]
+"""``simulate(action, n, rng) -> (mean score, standard error)``: the Monte Carlo check of one decision."""
 
 
-def _vouched(capsule: Capsule, owner: str) -> bool:
-    """A capsule someone other than the puzzle's owner opened or endorsed (verifiers are taken as exact)."""
-    return any(e != owner for e in capsule.endorsers)
+@dataclass
+class Scored:
+    """One decision under a model: its state's figures, every legal action's value and the chosen one's."""
+
+    coins: int
+    alive: int
+    rounds_left: int
+    probs: dict[int, float]  # puzzle → P(the best capsule the seat can name is right)
+    values: dict[str, float]  # ``pass``, ``volunteer``, ``verify:k`` → expected score
+    chosen: float
+    death_risk_pass: float
+    death_risk_volunteer: float
+    p_teammate_volunteers: float | None
+    simulate: Simulate
 
 
 def _fmt(x: float) -> float:
     return round(float(x), 10)
 
 
+def decision_row(
+    run: RunTrace,
+    game: GameTrace,
+    rnd: RoundTrace,
+    choice: Choice,
+    *,
+    cluster: str,
+    variant: str,
+    version: str,
+    failed_passwords: int,
+    scored: Scored,
+) -> dict[str, Any]:
+    """A ``decisions.csv`` row (with the private key ``_check``: the :class:`Scored`, for the Monte Carlo
+    check)."""
+    values = scored.values
+    best_value = max(values.values())
+    gain = math.nan
+    protective: bool | None = None
+    if choice.action == "verify":
+        alternative = max(v for a, v in values.items() if not a.startswith("verify:"))
+        gain = scored.chosen - alternative
+        protective = gain > EPS
+    agent, model = game.players.get(choice.seat, (run.agent, run.model))
+    row = {
+        "yardstick": LABEL,
+        "model_version": version,
+        "variant": variant,
+        "source": run.source,
+        "run_id": run.run_id,
+        "model": model,
+        "agent": agent,
+        "schedule": run.schedule,
+        "memory": run.memory,
+        "team": run.team,
+        "session": game.session,
+        "game": game.game,
+        "round": rnd.number,
+        "seat": choice.seat,
+        "d_correct": game.d_correct,
+        "cluster": cluster,
+        "coins": scored.coins,
+        "alive": scored.alive,
+        "rounds_left": scored.rounds_left,
+        "failed_passwords": failed_passwords,
+        "requested": choice.requested,
+        "valid": choice.valid,
+        "action": choice.action,
+        "target": choice.target if choice.action == "verify" else None,
+        "ev_pass": _fmt(values[PASS]),
+        "ev_volunteer": _fmt(values[VOLUNTEER]),
+        "ev_chosen": _fmt(scored.chosen),
+        "ev_best": _fmt(best_value),
+        "best_action": best_action(values).replace("verify:", "verify Q"),
+        "regret": _fmt(max(best_value - scored.chosen, 0.0)),
+        "death_risk_pass": _fmt(scored.death_risk_pass),
+        "death_risk_volunteer": _fmt(scored.death_risk_volunteer),
+        "p_teammate_volunteers": (
+            _fmt(scored.p_teammate_volunteers) if scored.p_teammate_volunteers is not None else None
+        ),
+        "verify_gain": _fmt(gain) if not math.isnan(gain) else None,
+        "protective": protective,
+    }
+    for k in PUZZLES:
+        p = scored.probs.get(k)
+        row[f"p_Q{k}"] = _fmt(p) if p is not None else None
+        value = values.get(f"verify:{k}")
+        row[f"ev_verify_Q{k}"] = _fmt(value) if value is not None else None
+    row["_check"] = scored
+    return row
+
+
+# -- v2 ------------------------------------------------------------------------------------------------------
+def round_state(game: GameTrace, rnd: RoundTrace) -> RoundState:
+    """The public state at the start of ``rnd`` (its verdicts and failed passwords come from the
+    announcements of the game's earlier rounds)."""
+    evidence = before(game, rnd.number)
+    verified = truth = 0
+    for k, right in evidence.verdicts.items():
+        verified |= bit(k)
+        truth |= bit(k) if right else 0
+    failed = [need for need, right in evidence.passwords if not right]
+    alive = frozenset(rnd.alive)
+    return RoundState(
+        rounds_left=max(game.max_rounds - rnd.number + 1, 1),
+        alive=alive,
+        coins=tuple(max(int(rnd.coins.get(s, 0)), 0) if s in alive else 0 for s in TESTED),  # type: ignore[arg-type]
+        verified=verified,
+        truth=truth,
+        failed=simplify(failed, verified, truth),
+    )
+
+
+def names_wrong(
+    model: SeatModel, state: RoundState, rnd: RoundTrace, names: dict[int, str] | None, lenient: bool
+) -> bool:
+    """Whether a password names a capsule the seat knows to be wrong, or misses a puzzle (it cannot be
+    right); otherwise it is the best password (an unverified puzzle has only its original capsule)."""
+    for k in sorted(rnd.capsules):
+        name = (names or {}).get(k)
+        capsule = resolve_name(rnd.capsules[k], name, lenient) if name else None
+        if capsule is None:
+            return True
+        original = capsule.creator == model.owners[k]
+        if state.verified & bit(k):
+            if original != bool(state.truth & bit(k)):
+                return True
+        elif not original:  # an unverified puzzle's other capsules (an owner's own check opens none)
+            return True
+    return False
+
+
+class ModelCache:
+    """The last few :class:`GameTable` s by (owners, views, variant): games whose seats hold the same views
+    (memoryless runs: the prior) share their values."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._tables: OrderedDict[tuple[Any, ...], GameTable] = OrderedDict()
+
+    def get(self, owners: dict[int, str], views: dict[str, View], variant: str) -> GameTable:
+        key = (tuple(sorted(owners.items())), tuple(sorted(views.items())), variant)
+        table = self._tables.get(key)
+        if table is None:
+            table = self._tables[key] = GameTable(owners, views, variant)
+            if len(self._tables) > self.size:
+                self._tables.popitem(last=False)
+        else:
+            self._tables.move_to_end(key)
+        return table
+
+
+def score_decision(
+    model: SeatModel, state: RoundState, rnd: RoundTrace, choice: Choice, targets: list[int], lenient: bool
+) -> Scored:
+    """One decision of ``model.seat`` under the v2 model."""
+    values = model.action_values(state, targets)
+    if choice.action == "volunteer":
+        wrong = names_wrong(model, state, rnd, choice.names, lenient)
+        chosen = model.ev_volunteer(state, wrong=wrong)
+        risk_volunteer = model.death_risk(state, "volunteer_wrong" if wrong else VOLUNTEER)
+    else:
+        key = f"verify:{choice.target}" if choice.action == "verify" else PASS
+        chosen = values.get(key, values[PASS])
+        risk_volunteer = model.death_risk(state, VOLUNTEER)
+    return Scored(
+        coins=state.coins[TESTED.index(model.seat)],
+        alive=len(state.alive),
+        rounds_left=state.rounds_left,
+        probs={k: model.prob(state, k) for k in PUZZLES if k in rnd.capsules},
+        values=values,
+        chosen=chosen,
+        death_risk_pass=model.death_risk(state, PASS),
+        death_risk_volunteer=risk_volunteer,
+        p_teammate_volunteers=model.p_teammate_volunteers(state),
+        simulate=lambda action, n, rng: montecarlo.simulate(model, state, action, n=n, rng=rng),
+    )
+
+
 def score_game(
-    run: RunTrace, game: GameTrace, beliefs: dict[str, Beliefs], cluster: str, variant: str = "team"
+    run: RunTrace,
+    game: GameTrace,
+    views: dict[str, View],
+    cluster: str,
+    variant: str = "team",
+    cache: ModelCache | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows for every decision of the tested seats in one game; updates ``beliefs`` with what each seat heard.
-    Each row also holds its model state under the private key ``_state`` (for the Monte Carlo check)."""
+    """Rows for every decision of the tested seats in one game (``views``: each tested seat's view at its
+    start)."""
+    table = (cache or ModelCache()).get(game.owners, views, variant)
     rows: list[dict[str, Any]] = []
     lenient = run.capsule_names != "exact"
-    failed: list[dict[int, str]] = []
-    start: dict[str, dict[str, float]] = {}
-    for seat, b in beliefs.items():
-        b.start_game()
-        start[seat] = {s: b.reliability(s) for s in game.owners.values() if s != seat}
+    failed = 0
     for rnd in game.rounds:
+        state = None
         for choice in rnd.choices:
             seat = choice.seat
-            if seat == PARTNER or seat not in beliefs:
+            if seat == PARTNER or seat not in views or seat not in rnd.alive:
                 continue
-            view = _Seat(seat, start[seat], game, rnd, failed)
-            state = view.state
-            own = next((k for k, s in game.owners.items() if s == seat), None)
-            targets = [k for k in PUZZLES if k in rnd.capsules and (run.own_verify != "illegal" or k != own)]
-            values = action_values(state, targets, variant)
-            best_value = max(values.values())
-            best = best_action(values)
-            if choice.action == "volunteer":
-                named, wrong = view.named(choice.names, lenient)
-                chosen = ev_volunteer(state, named, wrong=wrong)
-                risk_volunteer = death_risk_volunteer(state, named, wrong=wrong)
-            else:
-                key = f"verify:{choice.target}" if choice.action == "verify" else "pass"
-                chosen = values.get(key, values["pass"])
-                risk_volunteer = death_risk_volunteer(state)
-            gain = math.nan
-            protective: bool | None = None
-            if choice.action == "verify":
-                alternative = max(v for a, v in values.items() if not a.startswith("verify:"))
-                gain = chosen - alternative
-                protective = gain > EPS
-            row = {
-                "yardstick": LABEL,
-                "variant": variant,
-                "source": run.source,
-                "run_id": run.run_id,
-                "model": game.players.get(seat, (run.agent, run.model))[1],
-                "agent": game.players.get(seat, (run.agent, run.model))[0],
-                "schedule": run.schedule,
-                "memory": run.memory,
-                "team": run.team,
-                "session": game.session,
-                "game": game.game,
-                "round": rnd.number,
-                "seat": seat,
-                "d_correct": game.d_correct,
-                "cluster": cluster,
-                "coins": state.coins,
-                "alive": state.alive,
-                "rounds_left": state.rounds_left,
-                "failed_passwords": len(failed),
-                "requested": choice.requested,
-                "valid": choice.valid,
-                "action": choice.action,
-                "target": choice.target if choice.action == "verify" else None,
-                "ev_pass": _fmt(values["pass"]),
-                "ev_volunteer": _fmt(values["volunteer"]),
-                "ev_chosen": _fmt(chosen),
-                "ev_best": _fmt(best_value),
-                "best_action": best.replace("verify:", "verify Q"),
-                "regret": _fmt(max(best_value - chosen, 0.0)),
-                "death_risk_pass": _fmt(death_risk_pass(state)),
-                "death_risk_volunteer": _fmt(risk_volunteer),
-                "verify_gain": _fmt(gain) if not math.isnan(gain) else None,
-                "protective": protective,
-            }
-            for k in PUZZLES:
-                row[f"p_Q{k}"] = _fmt(state.prob(k)) if k in rnd.capsules else None
-                value = values.get(f"verify:{k}")
-                row[f"ev_verify_Q{k}"] = _fmt(value) if value is not None else None
-            row["_state"] = state
-            rows.append(row)
+            state = state or round_state(game, rnd)
+            model = table.seat(seat)
+            targets = [
+                k for k in PUZZLES if k in rnd.capsules and (run.own_verify != "illegal" or k != model.own)
+            ]
+            scored = score_decision(model, state, rnd, choice, targets, lenient)
+            rows.append(
+                decision_row(
+                    run,
+                    game,
+                    rnd,
+                    choice,
+                    cluster=cluster,
+                    variant=variant,
+                    version=MODEL_VERSION,
+                    failed_passwords=failed,
+                    scored=scored,
+                )
+            )
         if rnd.password is not None and rnd.correct is False:
-            failed.append(dict(rnd.password))
-        for seat, b in beliefs.items():
-            if seat in rnd.alive:  # a seat hears a round's announcement only if it was alive at its start
-                b.observe(rnd, game.owners)
-    for b in beliefs.values():
-        b.end_game(game)
+            failed += 1
     return rows
 
 
+def cluster_of(run: RunTrace, game: GameTrace) -> str:
+    """The bootstrap cluster: the game for memoryless runs, the session otherwise."""
+    memoryless = run.memory == "none"
+    return f"{run.run_id}/s{game.session}" + (f"/g{game.game}" if memoryless else "")
+
+
 def score_run(
-    run: RunTrace, prior: tuple[float, float] = (1.0, 1.0), variant: str = "team"
+    run: RunTrace,
+    prior: tuple[float, float] = (1.0, 1.0),
+    variant: str = "team",
+    cache: ModelCache | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows for every decision of the run's tested seats (beliefs carried across a session's games unless
-    the memory is ``none``). The cluster is the game for memoryless runs, the session otherwise."""
+    """Rows for every decision of the run's tested seats; each seat's exact posterior carries across its
+    session's games unless the memory is ``none``."""
+    cache = cache or ModelCache()
     rows: list[dict[str, Any]] = []
-    sessions: dict[int, dict[str, Beliefs]] = {}
+    sessions: dict[int, dict[str, Posterior]] = {}
     for game in sorted(run.games, key=lambda g: (g.session, g.game)):
-        seats = sorted({s for s in game.owners.values() if s != PARTNER})
-        beliefs = sessions.setdefault(game.session, {s: Beliefs(s, prior) for s in seats})
+        seats = sorted(s for s in game.owners.values() if s != PARTNER)
+        posteriors = sessions.setdefault(game.session, {s: Posterior(s, prior) for s in seats})
         if run.memory == "none":
-            for b in beliefs.values():
-                b.forget()
-        memoryless = run.memory == "none"
-        cluster = f"{run.run_id}/s{game.session}" + (f"/g{game.game}" if memoryless else "")
-        rows.extend(score_game(run, game, beliefs, cluster, variant))
+            for p in posteriors.values():
+                p.forget()
+        views = {s: p.view(game.owners) for s, p in posteriors.items()}
+        rows.extend(score_game(run, game, views, cluster_of(run, game), variant, cache))
+        for seat, p in posteriors.items():
+            p.add_game(game.owners, heard(game, seat).facts())
     return rows
 
 
 def score_runs(
-    runs: Iterable[RunTrace], prior: tuple[float, float] = (1.0, 1.0), variant: str = "team"
+    runs: Iterable[RunTrace],
+    prior: tuple[float, float] = (1.0, 1.0),
+    variant: str = "team",
+    model: str = MODEL_VERSION,
 ) -> list[dict[str, Any]]:
-    """Rows of every run, in the given order."""
-    out: list[dict[str, Any]] = []
-    for run in runs:
-        out.extend(score_run(run, prior, variant))
-    return out
+    """Rows of every run, in the given order, under model ``model`` (``v2``, or ``v1`` for the comparison)."""
+    if model not in MODELS:
+        raise ValueError(f"unknown yardstick model {model!r} (choose from {', '.join(MODELS)})")
+    if model == "v1":
+        from analysis.yardstick.v1.score import score_run as score_run_v1
+
+        return [row for run in runs for row in score_run_v1(run, prior, variant)]
+    cache = ModelCache()
+    return [row for run in runs for row in score_run(run, prior, variant, cache)]

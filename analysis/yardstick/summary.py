@@ -9,13 +9,12 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats import cluster_bootstrap_mean, cluster_bootstrap_ratio
-from analysis.yardstick.model import State, action_values
-from analysis.yardstick.montecarlo import simulate
-from analysis.yardstick.score import LABEL, PUZZLES
+from analysis.yardstick.score import LABEL, Scored
 
 CELL = ["source", "model", "agent", "schedule", "memory", "team"]
 SUMMARY_COLUMNS = [
     "yardstick",
+    "model_version",
     "variant",
     *CELL,
     "n_decisions",
@@ -32,6 +31,7 @@ SUMMARY_COLUMNS = [
 ]
 VALIDATION_COLUMNS = [
     "yardstick",
+    "model_version",
     "variant",
     "run_id",
     "session",
@@ -73,6 +73,7 @@ def summarise(
         rows.append(
             {
                 "yardstick": LABEL,
+                "model_version": df["model_version"].iloc[0],
                 "variant": df["variant"].iloc[0],
                 **dict(zip(CELL, key, strict=True)),
                 "n_decisions": len(df),
@@ -93,15 +94,15 @@ def summarise(
 
 def validate(
     decisions: pd.DataFrame,
-    states: Sequence[State],
+    checks: Sequence[Scored],
     *,
     n_decisions: int = 200,
     n_sims: int = 20_000,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Monte Carlo check: for up to ``n_decisions`` decisions (a seeded sample; ``states`` are their model
-    states, in the same order), simulate every legal action under the model and compare with the analytic
-    expected value (``z`` = difference / Monte Carlo standard error)."""
+    """Monte Carlo check: for up to ``n_decisions`` decisions (a seeded sample; ``checks`` are their
+    :class:`Scored`, in the same order), simulate every legal action under the model and compare with the
+    analytic expected value (``z`` = difference / Monte Carlo standard error)."""
     if decisions.empty or n_decisions <= 0:
         return pd.DataFrame(columns=VALIDATION_COLUMNS)
     rng = np.random.default_rng(seed)
@@ -109,16 +110,15 @@ def validate(
     rows = []
     for i in pick:
         d = decisions.iloc[int(i)]
-        state = states[int(i)]
-        variant = str(d["variant"])
-        targets = [k for k in PUZZLES if not _missing(d[f"ev_verify_Q{k}"])]
-        for action, ev in action_values(state, targets, variant).items():
-            mean, se = simulate(state, action, n=n_sims, rng=rng, variant=variant)
+        check = checks[int(i)]
+        for action, ev in check.values.items():
+            mean, se = check.simulate(action, n_sims, rng)
             z = (mean - ev) / se if se > 0 else (0.0 if abs(mean - ev) < 1e-9 else math.inf)
             rows.append(
                 {
                     "yardstick": LABEL,
-                    "variant": variant,
+                    "model_version": d["model_version"],
+                    "variant": d["variant"],
                     **{c: d[c] for c in ("run_id", "session", "game", "round", "seat")},
                     "action": action.replace("verify:", "verify Q"),
                     "ev": round(ev, 10),
@@ -129,7 +129,3 @@ def validate(
                 }
             )
     return pd.DataFrame(rows, columns=VALIDATION_COLUMNS)
-
-
-def _missing(x: object) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))

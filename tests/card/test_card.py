@@ -58,7 +58,7 @@ def test_offline_card_fills_every_family(offline_card: Path) -> None:
     html = (offline_card / "card_offline.html").read_text(encoding="utf-8")
     assert "@page { size: A4" in html
     assert not re.search(r"""(src|href)=["']https?:""", html)  # self-contained
-    assert "model-based" in html and "not the" in html and "exact optimum" in html
+    assert "model-based" in html and "not the" in html and "exact optimum" in html and "(model v2)" in html
     assert (offline_card / "compare.html").is_file()
 
 

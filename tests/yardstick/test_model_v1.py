@@ -1,12 +1,12 @@
-"""The yardstick's reference model: hand-computed values, the bayes rule, exact in-game inference, and the
-agreement of every analytic expected value with a Monte Carlo simulation of the same model."""
+"""The superseded v1 model (kept for the comparison in docs/yardstick.md): hand-computed values, the bayes rule,
+exact in-game inference, and the agreement of every analytic expected value with a Monte Carlo simulation of the same model."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from analysis.yardstick.model import (
+from analysis.yardstick.v1.model import (
     EPS,
     State,
     action_values,
@@ -16,7 +16,7 @@ from analysis.yardstick.model import (
     ev_volunteer,
     value,
 )
-from analysis.yardstick.montecarlo import simulate
+from analysis.yardstick.v1.montecarlo import simulate
 
 ALL = (1, 2, 3, 4)
 
