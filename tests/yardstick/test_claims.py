@@ -145,6 +145,11 @@ def test_a_pass_is_the_best_action_in_the_documented_state() -> None:
             assert values["verify:2"] == pytest.approx(311 / 216) and values["verify:4"] < values["verify:2"]
             assert values["volunteer"] == pytest.approx(0.5)
             assert model.p_teammate_volunteers(RoundState(4, frozenset("ABCD"), (4, 4, 4), 0, 0)) == 0.0
+            alone = GameTable(owners, views, "self_reliant").seat("A")
+            values = alone.action_values(RoundState(4, frozenset("ABCD"), (4, 4, 4), 0, 0), [1, 2, 3, 4])
+            assert (values["verify:2"], values["volunteer"], values["pass"]) == pytest.approx(
+                (0.5625, 0.5, 0.375)
+            )
     assert pass_best == {1: True, 2: True, 3: True, 4: True, 5: False, 6: False, 7: False}
 
 
