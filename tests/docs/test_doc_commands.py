@@ -73,6 +73,10 @@ SLOW_RULES: list[tuple[str, str]] = [
         r"^python -m analysis plan --reference (?!.*--where).*--model",
         "prices all 21 reference cells (a minute or two)",
     ),
+    (
+        r"^python -m analysis yardstick --reference (?!.*--model v1)",
+        "scores all 1,786 reference games with the exact model and its Monte Carlo check (a minute or two)",
+    ),
 ]
 RUN_ALL = os.environ.get("TRUSTSIM_DOC_COMMANDS") == "all"
 SEED_RUNS = [
