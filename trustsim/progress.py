@@ -31,17 +31,13 @@ from typing import Any, Protocol, TextIO
 from tqdm import tqdm
 from tqdm.std import TqdmWarning
 
+# Mesa imports ``tqdm.auto`` (for its batch runner), which in a notebook without ipywidgets warns "IProgress
+# not found" (a TqdmWarning) about bars trustsim never draws. Imported here first, with that warning ignored,
+# it is not imported (nor does it warn) again; jobs import this module before Mesa.
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", category=TqdmWarning)
+    from tqdm import auto as _tqdm_auto  # noqa: F401
 
-def _import_tqdm_auto_quietly() -> None:
-    """Mesa imports ``tqdm.auto`` (for its batch runner), which in a notebook without ipywidgets warns
-    "IProgress not found" (a TqdmWarning) about bars trustsim never draws. Imported here first, with that
-    warning ignored, it is not imported (nor does it warn) again; jobs import this module before Mesa."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=TqdmWarning)
-        import tqdm.auto  # noqa: F401
-
-
-_import_tqdm_auto_quietly()
 MAX_LINES = 50
 """Plain mode prints about this many progress lines per job at most (plus start, end and heartbeats)."""
 LINE_INTERVAL_S = 10.0
