@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from trustsim.errors import RESUME_HINT, TrustsimError
+from trustsim.host import current_host
 from trustsim.llm import local
 from trustsim.llm.budget import Budget
 from trustsim.llm.config import LLMConfig, ModelConfig
@@ -32,6 +33,7 @@ class LLMClient:
     """Sends chat requests through litellm, serving repeats from the request store.
 
     One client per job. ``complete`` is safe to call concurrently from many coroutines of one event loop.
+    ``transport`` (default: the job's host's, :mod:`trustsim.host`, else :func:`call_litellm`) sends one call.
     """
 
     def __init__(
@@ -39,14 +41,15 @@ class LLMClient:
         model: ModelConfig,
         llm: LLMConfig,
         store: RequestStore | None,
-        transport: Transport = call_litellm,
+        transport: Transport | None = None,
         budget: Budget | None = None,
     ) -> None:
         self.model = model
         self.llm = llm
         self.store = store
         self.budget = budget or Budget(model, llm, store)  # prices calls; llm.budget_usd stops sending
-        self._transport = transport
+        host = current_host()  # a harness running this job (trustsim.host) may bring its own transport
+        self._transport = transport or (host.transport if host is not None else None) or call_litellm
         self._backoff = Backoff(llm.backoff_base_s, llm.backoff_max_s, llm.backoff_seed)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sem: asyncio.Semaphore | None = None
@@ -111,7 +114,9 @@ class LLMClient:
         future: asyncio.Future[ChatResponse] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            result = await self._send(model_id, api_base, req.messages, self._send_params(params, key))
+            result = await self._send(
+                model_id, api_base, req.messages, self._send_params(params, key), req.sample
+            )
             if self._secrets and any(v in result.text for v in self._secrets):  # an answer echoing a key
                 result = dataclasses.replace(result, text=redact_text(result.text, self._secrets))
             if self.store is not None:
@@ -245,7 +250,12 @@ class LLMClient:
         return RESUME_HINT
 
     async def _send(
-        self, model_id: str, api_base: str | None, messages: list[dict[str, Any]], params: dict[str, Any]
+        self,
+        model_id: str,
+        api_base: str | None,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        sample: int,
     ) -> CallResult:
         sem, limiter = self._primitives()
         api_key = self._api_key()
@@ -270,6 +280,7 @@ class LLMClient:
                         api_key=api_key,
                         timeout_s=self._timeout_s(),
                         drop_params=self.model.drop_params,
+                        sample=sample,
                         **pricing,
                     )
                 except TrustsimError:

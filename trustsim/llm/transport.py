@@ -173,11 +173,15 @@ async def call_litellm(
     timeout_s: float | None,
     drop_params: bool,
     price: tuple[float, float] | None = None,
+    sample: int = 0,
 ) -> CallResult:
     """One ``litellm.acompletion`` call (no retries inside litellm or the OpenAI SDK).
 
     ``timeout_s``: seconds before the call is abandoned (a retryable failure); None: no timeout (the embedded
     model, which runs in this process).
+
+    ``sample``: the request's replicate/sample index (part of its request-store key); a provider request has
+    no such field, so litellm is not told it (a transport with a cache of its own keys on it).
 
     ``price``: USD per (input, output) token the caller prices the call with (the model config's ``price``),
     given to litellm as its per-call prices: litellm then computes that cost without searching its price

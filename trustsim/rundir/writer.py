@@ -19,6 +19,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from trustsim.host import current_host
 from trustsim.rundir.schema import EVENTS, EventUnit, TableSchema
 from trustsim.secrets import redact_text, secret_values
 
@@ -182,7 +183,8 @@ class RunRecorder:
     game's :class:`~trustsim.rundir.schema.EventUnit`, and ``session_start``), at least every
     :data:`FLUSH_EVERY_S` seconds while events arrive, on :meth:`flush` and on :meth:`close`; a killed job
     loses at most the unit in progress. Text that contains a secret from the environment is redacted before
-    it reaches disk. Open it through :func:`trustsim.rundir.open_run_dir`, which holds the directory's lock
+    it reaches disk; a job's host (:mod:`trustsim.host`) sees each event line as it is appended. Open it
+    through :func:`trustsim.rundir.open_run_dir`, which holds the directory's lock
     first.
     """
 
@@ -196,14 +198,19 @@ class RunRecorder:
         self._secret_breaks = any("\n" in v for v in self._secrets)  # see flush
         self._flushed_at = _monotonic()
         self._unit_starts = frozenset({SESSION_START, *([unit.start] if unit is not None else [])})
+        host = current_host()  # a harness running this job (trustsim.host) may watch its events
+        self._observer = host.on_event if host is not None else None
         self.seq = 0
 
     def event(self, type: str, **fields: Any) -> None:
         """Append the event ``{"seq": ..., "type": type, **fields}`` as one line of JSON."""
         if type in self._unit_starts:
             self.flush()  # the previous unit of play is complete: its events and rows reach the disk
-        self._pending.append(_EVENT_JSON.encode({"seq": self.seq, "type": type, **fields}))
+        line = _EVENT_JSON.encode({"seq": self.seq, "type": type, **fields})
+        self._pending.append(line)
         self.seq += 1
+        if self._observer is not None:  # the line as it will reach disk (secrets redacted)
+            self._observer(redact_text(line, self._secrets) if self._secrets else line)
         if _monotonic() - self._flushed_at >= FLUSH_EVERY_S:
             self.flush()
 
