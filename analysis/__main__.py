@@ -27,6 +27,7 @@ SUBCOMMAND_MODULES = (
     "analysis.card.cli",
     "analysis.yardstick.cli",
     "analysis.plan.cli",
+    "analysis.inspect_logs.cli",
 )
 
 
