@@ -13,8 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 from inspect_ai import task
+from inspect_ai._util.registry import registry_name
 
 from trustsim_inspect.tasks import TASKS
+
+NAMESPACE = "trustsim"
 
 
 def _register(name: str, factory: Callable[..., Any]) -> Callable[..., Any]:
@@ -24,8 +27,12 @@ def _register(name: str, factory: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         return factory(*args, **kwargs)
 
-    wrapper.__module__ = __name__  # the registry's namespace is the module's package: trustsim
-    return task(name=name)(wrapper)
+    wrapper.__module__ = __name__  # Inspect's namespace is the registering module's package: trustsim
+    # Inspect prefixes the package only when it finds trustsim installed; from a checkout, the
+    # trustsim.egg-info an editable install leaves there shadows the install's metadata (no direct_url.json),
+    # and Inspect finds none: the name then carries the namespace itself.
+    qualified = f"{NAMESPACE}/{name}"
+    return task(name=name if registry_name(wrapper, name) == qualified else qualified)(wrapper)
 
 
 REGISTERED = {name: _register(name, factory) for name, factory in TASKS.items()}

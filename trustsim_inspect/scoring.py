@@ -41,6 +41,14 @@ HEADLINE = {
 """Each family's headline measures (names of :data:`analysis.plan.measures.MEASURES`); ``brier`` joins
 every family."""
 DELTAS = ("delta_trust", "delta_target")
+SAMPLE_KEYS = {
+    "escape_room": ("volume", "partner_share", "escape_rate", "survival", "regret", "brier"),
+    "reliance": ("accuracy", "regret", "brier"),
+    "arena": ("cooperation", "brier"),
+    "trust_game": ("sent_share", "returned_share", "brier"),
+}
+"""A sample's score keys, the same for every sample of a family (NaN where a measure does not exist for the
+run, e.g. the partner share of a session without a verification), so epochs reduce key by key."""
 TRUST_MEASURES = ("volume", "partner_share", "escape_rate", "survival")
 N_RESAMPLES = 2000
 SAMPLE_RESAMPLES = 200  # a sample's own values are point estimates; its intervals are not reported
@@ -114,7 +122,8 @@ def escape_values(run_dir: Path) -> dict[str, float]:
 
 
 def sample_values(run_dir: Path, family: str) -> dict[str, float]:
-    """The per-sample measures of one run directory (the agent under test's)."""
+    """The per-sample measures of one run directory (the agent under test's): every key of the family's
+    :data:`SAMPLE_KEYS`, NaN where the run has no value."""
     manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
     subject = subject_of(manifest)
     values = escape_values(run_dir) if family == "escape_room" else {}
@@ -130,7 +139,7 @@ def sample_values(run_dir: Path, family: str) -> dict[str, float]:
     cell = pick(brier, subject)
     if cell is not None:
         values["brier"] = cell.current.estimate
-    return {k: float(v) for k, v in values.items() if _finite(v)}
+    return {k: float(values[k]) if _finite(values.get(k)) else math.nan for k in SAMPLE_KEYS.get(family, ())}
 
 
 @scorer(metrics=[])  # metrics are attached by the task: headline() and, for the escape room, deltas()
@@ -151,7 +160,8 @@ def trustsim_scorer() -> Scorer:
         return Score(
             value=values,
             answer=f"{family}: {counts}" if counts else family,
-            explanation="; ".join(f"{k} {v:.4g}" for k, v in values.items()) or "no measure applies",
+            explanation="; ".join(f"{k} {v:.4g}" for k, v in values.items() if _finite(v))
+            or "no measure applies",
             metadata={RUN_FILES_KEY: kept, "family": family, "run_id": manifest.get("run_id")},
         )
 
