@@ -50,7 +50,7 @@ SAMPLE_KEYS = {
 """A sample's score keys, the same for every sample of a family (NaN where a measure does not exist for the
 run, e.g. the partner share of a session without a verification), so epochs reduce key by key."""
 TRUST_MEASURES = ("volume", "partner_share", "escape_rate", "survival")
-N_RESAMPLES = 2000
+N_RESAMPLES = 5000  # as the analyses default (analysis trust: --resamples 5000)
 SAMPLE_RESAMPLES = 200  # a sample's own values are point estimates; its intervals are not reported
 
 

@@ -15,6 +15,7 @@ offline sweeps) and repeats of a command already run for an earlier document run
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -65,7 +66,17 @@ SKIP_RULES: list[tuple[str, str]] = [
     (r"^sqlite3\b", "reads the request store of an LLM run"),
     (r"^python -m trustsim\.store\b", "reads or prunes the request store of an LLM run"),
     (r"^(?!.*\bpreview=true\b).*\+plan=", "runs a plan's jobs (its models need API keys)"),
+    (
+        r"^inspect (eval|eval-set|eval-retry|score)\b(?!.*--model mockllm/)",
+        "an Inspect eval of a real model: needs an API key and network",
+    ),
+    (r"^inspect view\b", "serves Inspect's log viewer until stopped"),
+    (r"\b(logs_card|card_runs)\b", "reads the trust-card eval of a real model (skipped above)"),
 ]
+if importlib.util.find_spec("inspect_ai") is None and not os.environ.get("CI"):  # CI installs the extra
+    SKIP_RULES.append(
+        (r"^inspect\b|\bfrom-inspect\b|\binspect_", "inspect-ai is not installed (make setup installs it)")
+    )
 SLOW_RULES: list[tuple[str, str]] = [
     # offline but long (about a minute each on 2 busy cores): run only with TRUSTSIM_DOC_COMMANDS=all
     (r"^python -m trustsim -m .*agent=bayes", "a sweep of 20-40 offline jobs (about a minute)"),
@@ -288,6 +299,12 @@ def test_extractor_joins_continuations_and_drops_comments(tmp_path: Path) -> Non
         ("OPENAI_API_KEY=... python -m trustsim +experiment=1strike agent=llm model=gpt-5.1", True),
         ("python -m analysis trust --reference --out report/", False),
         ("python -m analysis view outputs/runs --out site/ --serve 8000", True),
+        ("inspect eval trustsim/escape_room -T runs=5 --model openai/gpt-5.1", True),
+        (
+            "inspect eval trustsim/escape_room --model mockllm/model",
+            importlib.util.find_spec("inspect_ai") is None,
+        ),
+        ("inspect view --log-dir logs_card", True),
         (
             "python -m trustsim -m +experiment=smooth,1strike model=gpt-5.1 seed='range(5)' preview=true",
             False,
