@@ -135,6 +135,15 @@ def chat_messages(messages: list[dict[str, Any]], sample: int) -> list[ChatMessa
     return out
 
 
+def cause_of(exc: BaseException) -> str:
+    """A one-line cause for the job's manifest: the last attempt's error when Inspect gave up retrying."""
+    last = getattr(exc, "last_attempt", None)  # tenacity's RetryError: Inspect's retries ran out
+    inner = last.exception() if last is not None and last.failed else None
+    shown = inner if inner is not None else exc
+    text = " ".join(str(shown).split())[:300]
+    return f"{type(shown).__name__}: {text}" + (" (Inspect's retries ran out)" if inner is not None else "")
+
+
 def answer(output: ModelOutput) -> str:
     """The answer's text; an answer without a choice is a provider fault (trustsim's rule: retried, never a
     move), an empty one cut by length or a filter is the model's behaviour."""
@@ -191,7 +200,7 @@ class InspectBridge:
         except Exception as exc:  # Inspect retried what it retries: the job stops, the sample gets exc
             if self.failure is None:
                 self.failure = exc
-            raise ProviderError(f"{type(exc).__name__}: {exc}", model=model) from None
+            raise ProviderError(cause_of(exc), model=model) from None
         self.calls += 1
         usage = output.usage
         return CallResult(
