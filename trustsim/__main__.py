@@ -17,11 +17,11 @@ from trustsim.api import run_config
 from trustsim.config import conf_dir, to_container
 from trustsim.errors import ConfigError
 from trustsim.job import _fail_early
+from trustsim.preflight import preflight
 from trustsim.preview.argv import preview_argv, preview_requested
 from trustsim.rundir import RunDirBusy, claim_from_argv
-from trustsim.secrets import refuse_secret_overrides
 from trustsim.summary import print_summary
-from trustsim.sweep import check_group_choices, exit_unwritable, register_resolvers
+from trustsim.sweep import exit_unwritable, register_resolvers
 
 CONF_DIR = str(conf_dir())  # conf/ of a checkout, else the copy installed with the package
 register_resolvers()
@@ -48,10 +48,10 @@ def _job(cfg: DictConfig) -> int:
 
 
 def main() -> None:
-    refuse_secret_overrides(sys.argv[1:])  # before Hydra saves the overrides to disk
     if preview_requested(sys.argv[1:]):  # a preview writes under outputs/previews/, never a run directory
         sys.argv[1:] = preview_argv(sys.argv[1:])
-    check_group_choices(sys.argv[1:], Path(CONF_DIR))  # an unknown option: exit 2 before anything is written
+    # Secrets, unknown options, a name that is a path, Hydra's override errors: exit 2, nothing written.
+    preflight(sys.argv[1:], CONF_DIR, __file__)
     try:  # a named run directory is locked before Hydra writes .hydra/ there (the job takes the lock over)
         lock = claim_from_argv(sys.argv[1:])
     except RunDirBusy as exc:

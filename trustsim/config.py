@@ -47,8 +47,8 @@ class RootOptions:
     preview: bool = opt(False, execution=True)
 
     def check(self, key: str) -> None:
-        if not str(self.name).strip():
-            raise ConfigError("name", "expected a non-empty experiment name (it names the run directory)")
+        if (problem := label_problem(self.name)) is not None:
+            raise ConfigError("name", problem)
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,20 @@ class CardOptions:
         if self.part is not None:
             kept.update(part=self.part, family=self.family)
         return kept
+
+
+def label_problem(name: Any) -> str | None:
+    """Why ``name`` cannot be the experiment's label (None when it can): it names the run directory
+    (``outputs/runs/<date>/<time>_<name>``) and the run id, so it must be one non-empty path component."""
+    text = "" if name is None else str(name)
+    if not text.strip():
+        return "expected a non-empty experiment name (it names the run directory), e.g. name=my-run"
+    if "/" in text or "\\" in text or ".." in text or any(ord(c) < 32 for c in text):
+        return (
+            f"{text!r} is not a label: no '/', '\\', '..' or control characters (it names the run directory "
+            "and the run id); e.g. name=my-run"
+        )
+    return None
 
 
 @dataclass

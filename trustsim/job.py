@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from trustsim.config import Validated, validate_config
 from trustsim.errors import RESUME_HINT, ConfigError, TrustsimError
+from trustsim.hydra_record import write_hydra_record
 from trustsim.identity import Identity, identify
 from trustsim.llm import build_client
 from trustsim.llm.config import ModelConfig
@@ -27,7 +28,7 @@ from trustsim.llm.seat_model import merge_stats
 from trustsim.progress import make_progress
 from trustsim.rundir import Manifest, RunDirBusy, RunRecorder, open_run_dir, write_failed_manifest
 from trustsim.schema import instantiate
-from trustsim.secrets import protect_run, redact, redact_assignments
+from trustsim.secrets import protect_run, redact, redact_argument
 from trustsim.seeding import stable_hash
 from trustsim.versions import git_revision, package_versions
 
@@ -165,9 +166,9 @@ class JobContext:
 def job_manifest(run_dir: Path, valid: Validated, identity: Identity) -> Manifest:
     """The job's manifest (``status: running``), with provenance and secrets redacted from the validated
     config (see :class:`trustsim.rundir.Manifest`). Before it, the model's key variables are registered as
-    secrets, every log handler redacts them, and what Hydra saved in the run directory is scrubbed."""
+    secrets and every log handler redacts them (the job wrote its .hydra/ record, redacted, at start)."""
     cfg = valid.cfg
-    protect_run(cfg, run_dir)
+    protect_run(cfg)
     unit = valid.game.unit
     return Manifest(
         run_dir,
@@ -182,7 +183,7 @@ def job_manifest(run_dir: Path, valid: Validated, identity: Identity) -> Manifes
         config=redact(cfg),
         versions=package_versions(),
         git=git_revision(),
-        command=[redact_assignments(a) for a in redact(sys.argv)],
+        command=[redact_argument(a) for a in sys.argv],
         warnings=list(valid.warnings),
     )
 
@@ -213,10 +214,11 @@ def run_job(cfg: dict[str, Any], run_dir: Path, overrides: list[str] | None = No
 def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str], overrides: list[str] | None) -> int:
     """:func:`run_job` while holding the run directory's lock."""
     logging.getLogger("MESA").setLevel(logging.WARNING)  # Mesa logs every step at INFO
+    protect_run(cfg)  # the model's key variables are secrets wherever they would be written (logs too)
+    write_hydra_record(run_dir, cfg)  # .hydra/ (under Hydra), from the redacted config
     try:
         valid = validate_config(cfg, overrides)
     except ConfigError as exc:
-        protect_run(cfg, run_dir)  # key variables redacted everywhere; Hydra's saved files scrubbed
         print(f"trustsim: {exc}", file=sys.stderr)
         _fail_early(run_dir, cfg, exc, "fix the configuration")
         return 2

@@ -12,9 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-import sys
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 REDACTED = "***redacted***"
@@ -76,24 +74,41 @@ def redact_text(text: str, secrets: Iterable[str] | None = None) -> str:
 
 
 def redact(obj: Any, secrets: list[str] | None = None) -> Any:
-    """Copy of a config-like structure with secret-named keys and secret values redacted.
+    """Copy of a config-like structure with secrets replaced, each by ``***redacted***`` as a whole value.
 
-    Keys that name an environment variable (``*_env``) are kept: they hold a name, not a secret.
+    Replaced: the value of a secret-named key (``api_token``, ``Authorization``), a value that looks like a
+    key (``sk-...``, ``Bearer sk-...``), a URL carrying credentials or a key in its query string, and every
+    secret from the environment inside other text. Keys that name an environment variable (``*_env``, and
+    the header names under ``headers_env``) are kept: they hold names, not secrets.
     """
     secrets = secret_values() if secrets is None else secrets
-    if isinstance(obj, dict):
+    return _redact(obj, secrets, env_names=False)
+
+
+def _redact(obj: Any, secrets: list[str], *, env_names: bool) -> Any:
+    if isinstance(obj, Mapping):
         out = {}
         for key, value in obj.items():
-            if is_secret_param(str(key)) and isinstance(value, str) and value:
+            names = env_names or str(key).lower().endswith("_env")
+            if not names and is_secret_param(str(key)) and _is_set(value):
                 out[key] = REDACTED
             else:
-                out[key] = redact(value, secrets)
+                out[key] = _redact(value, secrets, env_names=names)
         return out
     if isinstance(obj, list | tuple):
-        return [redact(v, secrets) for v in obj]
+        return [_redact(v, secrets, env_names=env_names) for v in obj]
     if isinstance(obj, str):
+        if not env_names and (_key_shaped_part(obj) or url_problem(obj, secrets)):
+            return REDACTED
         return redact_text(obj, secrets)
     return obj
+
+
+def _is_set(value: Any) -> bool:
+    """A value that could be a secret: non-empty text, or a number (not a flag, not null, not a mapping)."""
+    if isinstance(value, bool) or value is None:
+        return False
+    return bool(value) if isinstance(value, str) else isinstance(value, int | float)
 
 
 def is_secret_param(name: str) -> bool:
@@ -107,11 +122,104 @@ def looks_like_key(value: str) -> bool:
     return bool(_KEY_SHAPED.match(value.strip()))
 
 
-def _plausible_env_name(name: str) -> bool:
-    """A variable name, not a pasted key: set in the environment, or conventional (``MY_KEY``)."""
-    if not ENV_NAME.match(name) or looks_like_key(name) or name in secret_values():
-        return False
-    return name in os.environ or bool(_CONVENTIONAL_ENV.match(name))
+def _key_shaped_part(text: str) -> bool:
+    """Whether ``text`` is, or holds as one of its words, a value shaped like a key (``token sk-...``)."""
+    return looks_like_key(text) or any(looks_like_key(w) for w in _WORDS.split(text) if len(w) >= 12)
+
+
+_WORDS = re.compile(r"[\s,;:=\"'{}\[\]()<>]+")
+# Query-string (and fragment) parameters of a URL that carry a key, besides the secret-named ones.
+_URL_KEY_PARAMS = frozenset({"key", "sig", "signature", "auth", "x-api-key", "pass", "pwd"})
+
+
+def url_problem(text: str, secrets: Iterable[str] | None = None) -> str | None:
+    """Why a URL may not be written anywhere (None when it is no URL or holds no secret): credentials before the
+    host (``user:password@``), a key in the query string or fragment (``?key=``, ``api_key=``, ``token=``,
+    ``sig=``...), or a key-shaped path segment."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    text = text.strip()
+    if "://" not in text or any(c.isspace() for c in text):
+        return None
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.netloc:
+        return None
+    if "@" in parts.netloc:
+        return "credentials in the URL (user:password@host) are not accepted; " + HOW_TO_PASS_KEYS
+    secrets = secret_values() if secrets is None else list(secrets)
+    for name, value in [*parse_qsl(parts.query, keep_blank_values=True),
+                        *parse_qsl(parts.fragment, keep_blank_values=True)]:  # fmt: skip
+        if value and (
+            is_secret_param(name)
+            or name.lower() in _URL_KEY_PARAMS
+            or _key_shaped_part(value)
+            or value in secrets
+        ):
+            return f"a key in the URL's query string ('{name}=...') is not accepted; " + HOW_TO_PASS_KEYS
+    if any(looks_like_key(seg) or seg in secrets for seg in parts.path.split("/") if seg):
+        return "a key in the URL's path is not accepted; " + HOW_TO_PASS_KEYS
+    return None
+
+
+def value_problem(text: str, secrets: Iterable[str] | None = None) -> str | None:
+    """Why a config value may not be written anywhere: it is (or holds) a key, a secret from the environment,
+    or a URL carrying one. None for ordinary values."""
+    secrets = secret_values() if secrets is None else list(secrets)
+    if any(s in text for s in secrets):
+        return "this value is a secret from the environment; " + HOW_TO_PASS_KEYS
+    if _key_shaped_part(text):
+        return "this value looks like an API key; " + HOW_TO_PASS_KEYS
+    return url_problem(text, secrets)
+
+
+def env_name_problem(name: str, secrets: Iterable[str] | None = None) -> str | None:
+    """Why a value that must name an environment variable (``api_key_env``, a ``headers_env`` value) does not:
+    None for a variable name (set, or conventional like ``MY_KEY``), else the reason (the value not shown)."""
+    secrets = secret_values() if secrets is None else list(secrets)
+    plausible = ENV_NAME.match(name) and not looks_like_key(name) and name not in secrets
+    if plausible and (name in os.environ or _CONVENTIONAL_ENV.match(name)):
+        return None
+    return (
+        "must be the NAME of a set environment variable (e.g. OPENAI_API_KEY), not a key value "
+        "(the value given is not shown); " + HOW_TO_PASS_KEYS
+    )
+
+
+def config_problem(tree: Any, path: str = "") -> tuple[str, str] | None:
+    """The first place in a config (plain containers) that carries a secret: ``(dotted key, reason)``.
+
+    Refused: a secret-named key with a value (``api_token``, ``extra_headers.Authorization``), a value that
+    is or holds a key (``Bearer sk-...``), a secret from the environment, a URL with credentials or a key in
+    its query string, and a value under an ``*_env`` key (``api_key_env``, ``headers_env.<Header>``) that is
+    not a variable name. None when the config is clean.
+    """
+    return _find_secret(tree, path, secret_values(), env_names=False)
+
+
+def _find_secret(node: Any, path: str, secrets: list[str], *, env_names: bool) -> tuple[str, str] | None:
+    if isinstance(node, Mapping):
+        for name, value in node.items():
+            key = f"{path}.{name}" if path else str(name)
+            names = env_names or str(name).lower().endswith("_env")
+            if not names and is_secret_param(str(name)) and _is_set(value):
+                return key, "secrets are not accepted in config; " + HOW_TO_PASS_KEYS
+            found = _find_secret(value, key, secrets, env_names=names)
+            if found is not None:
+                return found
+        return None
+    if isinstance(node, list | tuple):
+        for i, value in enumerate(node):
+            found = _find_secret(value, f"{path}[{i}]", secrets, env_names=env_names)
+            if found is not None:
+                return found
+        return None
+    if isinstance(node, str) and node:
+        reason = env_name_problem(node, secrets) if env_names else value_problem(node, secrets)
+        return (path, reason) if reason else None
+    return None
 
 
 def describe_env_name(name: str) -> str:
@@ -123,39 +231,37 @@ def describe_env_name(name: str) -> str:
 
 _ASSIGNMENT = re.compile(
     r"(?P<key>[\w.\-]*?(?P<word>api[_-]?key|apikey|secret|token|passw(?:or)?d|authorization|bearer|credentials?)"
-    r"(?![a-zA-Z])(?!_env)[\w\-]*)(?P<sep>\s*[:=]\s*)(?P<value>[^\s,}\]]+)",
+    r"(?![a-zA-Z])(?!_env)[\w\-]*)(?P<sep>\s*[:=]\s*)"
+    r"(?P<value>\"(?:[^\"\\\n]|\\.)*\"?|'[^'\n]*'?|[^,}\]\n]*[^,}\]\s])",
     re.IGNORECASE,
 )
 
 
 def redact_assignments(text: str) -> str:
-    """Redact ``api_key: value`` / ``model.api_key=value`` assignments (YAML or Hydra overrides)."""
+    """Redact ``api_key: value`` / ``model.api_key=value`` assignments (YAML or Hydra overrides): the whole
+    value (``Authorization: Bearer sk-...`` becomes ``Authorization: ***redacted***``)."""
 
     def sub(m: re.Match[str]) -> str:
-        if m["key"].lower().endswith("_env") or not is_secret_param(m["key"].split(".")[-1]):
-            return m[0]
+        parts = m["key"].lower().split(".")
+        if any(p.endswith("_env") for p in parts) or not is_secret_param(parts[-1]):
+            return m[0]  # a variable name (api_key_env, headers_env.<Header>), or no secret
         return f"{m['key']}{m['sep']}{REDACTED}"
 
     return _ASSIGNMENT.sub(sub, text)
 
 
-def scrub_files(paths: Iterable[Path]) -> None:
-    """Rewrite files in place with secrets removed (e.g. Hydra's saved config and overrides)."""
-    secrets = secret_values()
-    for path in paths:
-        if path.is_file():
-            text = path.read_text(encoding="utf-8", errors="replace")
-            clean = redact_assignments(redact_text(text, secrets))
-            if clean != text:
-                path.write_text(clean, encoding="utf-8")
+def redact_argument(arg: str) -> str:
+    """A command-line argument as it may be written (the manifest's ``command``): secret assignments and
+    values redacted whole."""
+    key, sep, value = arg.partition("=")
+    if sep and not arg.startswith("-") and value_problem(value.strip("'\"")) is not None:
+        return f"{key}={REDACTED}"
+    return redact_assignments(redact_text(arg))
 
 
-def protect_run(cfg: Mapping[str, Any], run_dir: Path) -> None:
-    """At job start: register the model's key variable, redact logs, scrub what Hydra wrote before us.
-
-    Hydra saves ``.hydra/{config,hydra,overrides}.yaml`` (and a sweep's ``multirun.yaml``) before the job
-    function runs; secret values and secret-named assignments in them are replaced.
-    """
+def protect_run(cfg: Mapping[str, Any]) -> None:
+    """At job start: treat the model's key variables as secrets (``api_key_env``, ``headers_env`` values,
+    whatever their names) and redact secret values from every log record."""
     model = cfg.get("model")
     if isinstance(model, Mapping):
         register_secret_env(model.get("api_key_env"))
@@ -163,24 +269,6 @@ def protect_run(cfg: Mapping[str, Any], run_dir: Path) -> None:
         for var in headers_env.values() if isinstance(headers_env, Mapping) else ():
             register_secret_env(var)
     install_log_redaction()
-    paths = sorted((Path(run_dir) / ".hydra").glob("*.yaml"))
-    sweep = _sweep_dir()
-    if sweep is not None:
-        paths += sorted(sweep.glob("*.yaml")) + sorted(sweep.glob(".hydra/*.yaml"))
-    scrub_files(paths)
-
-
-def _sweep_dir() -> Path | None:
-    try:
-        from hydra.core.hydra_config import HydraConfig
-        from hydra.types import RunMode
-
-        if not HydraConfig.initialized():
-            return None
-        hc = HydraConfig.get()
-        return Path(hc.sweep.dir) if hc.mode == RunMode.MULTIRUN else None
-    except Exception:  # pragma: no cover - Hydra absent or not configured
-        return None
 
 
 class _RedactingFilter(logging.Filter):
@@ -222,42 +310,29 @@ def install_log_redaction() -> None:
 
 
 def override_problem(arg: str) -> tuple[str, str] | None:
-    """Why a command-line override must be refused before Hydra writes it anywhere: ``(key, reason)``."""
+    """Why a command-line override must be refused before Hydra sees it: ``(key, reason)``; None when clean.
+
+    A plain text check, so it needs no Hydra parse (whose error messages echo the value): secret-named keys,
+    values that are or hold a key (each element of a list, sweep or mapping too), secrets from the
+    environment, URLs carrying one; under ``*_env`` keys (``api_key_env``, ``headers_env.<Header>``) the values
+    must be variable names.
+    """
     if arg.startswith("-") or "=" not in arg:
         return None
     key, _, value = arg.lstrip("+~").partition("=")
-    key = key.strip()
-    if key.startswith("hydra.") or key.startswith("hydra/"):
+    key, value = key.strip(), value.strip()
+    parts = re.split(r"[./@]", key)
+    secrets = secret_values()
+    if any(p.lower().endswith("_env") for p in parts):  # variable names (a mapping of them: headers_env)
+        names = re.findall(r":\s*([^,}\s]+)", value) if value.startswith("{") else _WORDS.split(value)
+        for name in (n.strip("'\"") for n in names):
+            if name and name != "null" and env_name_problem(name, secrets):
+                return key, str(env_name_problem(name, secrets))
         return None
-    value = value.strip().strip("'\"")
-    parts = key.split(".")
-    if parts[-1].endswith("_env"):
-        names = [v for v in re.split(r"[,\s]+", value.strip("[]")) if v and v != "null"]
-        if any(not _plausible_env_name(v) for v in names):
-            return key, (
-                "must be the NAME of a set environment variable (e.g. OPENAI_API_KEY), not a key value "
-                "(the value given is not shown); " + HOW_TO_PASS_KEYS
-            )
-        return None
-    if parts[-1] == "api_base" and re.match(r"^[a-z][a-z0-9+.-]*://[^/@]*:[^/@]*@", value, re.IGNORECASE):
-        return key, "credentials in the URL are not accepted; " + HOW_TO_PASS_KEYS
-    if any(is_secret_param(p) for p in parts):
+    if any(is_secret_param(p) for p in parts) and value.strip("'\"") not in ("", "null"):
         return key, "secrets are not accepted in config; " + HOW_TO_PASS_KEYS
-    if value and (value in secret_values() or any(s in value for s in secret_values())):
-        return key, "this value is a secret from the environment; " + HOW_TO_PASS_KEYS
-    if looks_like_key(value):
-        return key, "this value looks like an API key; " + HOW_TO_PASS_KEYS
+    for piece in [value, *re.split(r"[,\s\[\]{}]+", value)]:
+        reason = value_problem(piece.strip("'\""), secrets) if piece.strip("'\"") else None
+        if reason is not None:
+            return key, reason
     return None
-
-
-def refuse_secret_overrides(argv: list[str]) -> None:
-    """Exit with code 2 before Hydra starts (so nothing is written) when an override carries a secret."""
-    for arg in argv:
-        problem = override_problem(arg)
-        if problem is not None:
-            key, reason = problem
-            print(
-                f"trustsim: config error at '{key}': {reason} (refused before anything was written)",
-                file=sys.stderr,
-            )
-            sys.exit(2)

@@ -20,7 +20,6 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from trustsim.preview import sweep_total
-from trustsim.schema import did_you_mean
 from trustsim.summary import sweep_next_lines
 
 MAX_DIRNAME = 100
@@ -33,29 +32,6 @@ def job_dirname(overrides: str, num: Any) -> str:
     if len(clean) > MAX_DIRNAME:
         clean = clean[:MAX_DIRNAME]
     return f"{int(num):03d}_{clean}"
-
-
-GROUP_OVERRIDE = re.compile(r"^(\+{0,2})(?P<group>[A-Za-z_]+)=(?P<option>[A-Za-z0-9_.\-]+)$")
-
-
-def check_group_choices(argv: list[str], conf: Path) -> None:
-    """Refuse an unknown group option (``agent=nope``, ``+experiment=nope``) before Hydra runs: exit 2,
-    naming the group, the closest option and the available ones. Sweep values and globs are left to Hydra."""
-    for arg in argv:
-        match = GROUP_OVERRIDE.match(arg)
-        if not match or not (conf / match["group"]).is_dir():
-            continue
-        group, option = match["group"], match["option"]
-        available = sorted(p.stem for p in (conf / group).glob("*.yaml"))
-        if option in available:
-            continue
-        hint = did_you_mean(option, available, lambda h: f"{group}={h}")  # noqa: B023 - used at once
-        print(
-            f"trustsim: config error at '{group}': unknown option {option!r}{hint} "
-            f"(available: {', '.join(available)})",
-            file=sys.stderr,
-        )
-        sys.exit(2)
 
 
 def register_resolvers() -> None:

@@ -66,7 +66,7 @@ CASES: list[Case] = [
     Case("runs_zero", [*BAYES, "runs=0"], 2, "runs"),
     Case("runs_float", [*BAYES, "runs=1.5"], 2, "runs"),
     Case("progress_choice", [*BAYES, "progress=sometimes"], 2, "progress"),
-    Case("name_empty", [*BAYES, "name="], 2, "name"),
+    Case("name_empty", [*BAYES, "name="], 2, "name", manifest="none"),
     Case("custom_schedule_without_pattern", [*BAYES, "schedule=custom"], 2, "schedule.pattern"),
     Case(
         "custom_schedule_bad_letter",

@@ -1,0 +1,49 @@
+"""The job's Hydra record (``.hydra/config.yaml``, ``hydra.yaml``, ``overrides.yaml``), written by trustsim.
+
+Hydra would save these files itself before the job starts, with whatever the config holds; trustsim turns
+that off (``hydra.output_subdir: null`` in ``conf/config.yaml``) and writes them here instead, from a config
+with every secret already replaced (:func:`trustsim.secrets.redact`), once the job holds its run directory.
+``config.yaml`` is the job's resolved config; ``hydra.yaml`` Hydra's own settings for the job (``hydra:``);
+``overrides.yaml`` the command line's overrides of the job (read by the sweep index, ``jobs.csv``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from trustsim.secrets import redact, redact_argument
+
+RECORD_DIR = ".hydra"
+
+
+def write_hydra_record(run_dir: Path, cfg: Mapping[str, Any]) -> list[Path]:
+    """Write the job's ``.hydra/`` files (redacted) when it runs under Hydra; returns the files written (none
+    outside a Hydra job, e.g. :func:`trustsim.api.run`)."""
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    if not HydraConfig.initialized():
+        return []
+    hydra_cfg = HydraConfig.get()
+    overrides = [redact_argument(str(o)) for o in hydra_cfg.overrides.task]
+    hydra_node = redact(OmegaConf.to_container(hydra_cfg, resolve=False, enum_to_str=True))
+    folder = Path(run_dir) / RECORD_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {
+        "config.yaml": redact(dict(cfg)),
+        "hydra.yaml": {"hydra": hydra_node},
+        "overrides.yaml": overrides,
+    }
+    return [_write_yaml(folder / name, data) for name, data in files.items()]
+
+
+def _write_yaml(path: Path, data: Any) -> Path:
+    import yaml
+
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,334 @@
+"""Checks of a command line before Hydra writes anything: compose every distinct job as Hydra will, and refuse.
+
+``python -m trustsim`` calls :func:`preflight` first. It builds Hydra's own config loader with the same search
+path as ``@hydra.main`` (the package's ``conf/``, ``--config-dir``, ``--config-path``, ``hydra.searchpath``
+and search-path plugins) and composes the job's config (a multirun: one config per distinct combination of
+group options, e.g. ``model=a,b`` × ``+experiment=glob(*)``). It exits with code 2, naming the key and the fix,
+when:
+
+- an override or a composed config carries a secret (:func:`trustsim.secrets.config_problem`: a secret-named
+  key, a key-shaped value, a secret from the environment, a URL with credentials or a key in its query string;
+  in a config file too, e.g. a header in ``conf/model/*.yaml``);
+- ``name`` is not a label (a path separator or ``..``: it names the run directory);
+- Hydra refuses the command line: an unknown group option (the closest option and the available ones, from
+  the search path), an override of a key that is not there (the ``+`` prefix), sweep syntax without ``-m``,
+  an override that does not parse;
+- ``hydra.output_subdir`` is overridden (trustsim writes ``.hydra/`` itself, from the redacted config).
+
+Nothing is written, so a refused command leaves no run directory, no ``.hydra/``, no ``multirun.yaml``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import re
+import sys
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+from trustsim.secrets import config_problem, override_problem, redact_text
+
+REFUSED = "(refused before anything was written)"
+_NEEDS_PLUS = re.compile(r"Could not override '(?P<key>[^']+)'\.\s*No match in the defaults list")
+_NOT_IN_CONFIG = re.compile(r"Could not override '(?P<key>[^']+)'\.\s*To append to your config use")
+_SWEEP_IN_RUN = re.compile(r"(?:Sweep parameters|Ambiguous value for argument) '(?P<line>[^']+)'")
+_NOT_THERE = re.compile(r"Could not delete from config\. '(?P<key>[^']+)' does not exist")
+_TWICE = re.compile(r"Multiple values for (?P<key>[\w./@]+)\.")
+_QUOTED_KEY = re.compile(r"'(?P<key>[\w./@+~-]+)'")
+
+
+class Refused(Exception):
+    """A command line that must not run: the key to name and what to do."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"config error at '{key}': {message}")
+        self.key = key
+
+
+def preflight(argv: list[str], config_path: str, calling_file: str) -> None:
+    """Check ``argv`` (``python -m trustsim``'s arguments) as Hydra will run it; exit 2 naming the key when it
+    must be refused (see the module docstring). Help, ``--info`` and shell completion are left to Hydra."""
+    try:
+        check_command_line(argv, config_path, calling_file)
+    except Refused as exc:
+        refuse(str(exc))
+
+
+def refuse(message: str) -> NoReturn:
+    print(f"trustsim: {redact_text(message)} {REFUSED}", file=sys.stderr)
+    sys.exit(2)
+
+
+def check_command_line(argv: list[str], config_path: str, calling_file: str) -> None:
+    """Raise :class:`Refused` when the command line must not run (see :func:`preflight`)."""
+    from hydra._internal.utils import get_args_parser
+    from hydra.types import RunMode
+
+    for arg in argv:  # a flag's value, before argparse (whose errors quote it)
+        if arg.startswith("-") and (problem := override_problem(arg)) is not None:
+            raise Refused(*problem)
+    args = get_args_parser().parse_args(argv)  # a bad flag: argparse prints usage and exits 2
+    if args.help or args.hydra_help or args.info or args.shell_completion:
+        return
+    overrides = list(args.overrides)
+    _check_overrides(overrides)
+    config_name = args.config_name or "config"
+    with hydra_loader(args, config_path, calling_file) as hydra:
+        multirun = args.multirun or hydra.get_mode(config_name, overrides) == RunMode.MULTIRUN
+        if not multirun:
+            check_config(_compose(hydra, config_name, overrides, RunMode.RUN))
+            return
+        master = _compose(hydra, config_name, overrides, RunMode.MULTIRUN)
+        check_config(master)
+        for job in _distinct_jobs(hydra, master, overrides):
+            check_config(_compose_job(hydra, master, job, overrides))
+
+
+@contextlib.contextmanager
+def hydra_loader(args: Any, config_path: str, calling_file: str) -> Iterator[Any]:
+    """Hydra's ``Hydra`` object (its config loader) with the search path ``@hydra.main`` builds for ``args``;
+    the global Hydra instance is restored afterwards."""
+    import os
+
+    from hydra._internal.hydra import Hydra
+    from hydra._internal.utils import create_automatic_config_search_path
+    from hydra.core.config_search_path import SearchPathQuery
+    from hydra.core.global_hydra import GlobalHydra
+
+    search_path = create_automatic_config_search_path(calling_file, None, args.config_path or config_path)
+    if args.config_dir is not None:
+        config_dir = os.path.abspath(args.config_dir)
+        if not os.path.isdir(config_dir):
+            raise Refused("--config-dir", f"additional config directory '{config_dir}' not found")
+        search_path.prepend(
+            provider="command-line", path=f"file://{config_dir}", anchor=SearchPathQuery(provider="schema")
+        )
+    saved = GlobalHydra.instance().hydra if GlobalHydra.instance().is_initialized() else None
+    try:
+        yield Hydra.create_main_hydra2(task_name="__main__", config_search_path=search_path)
+    finally:
+        GlobalHydra.instance().clear()
+        if saved is not None:
+            GlobalHydra.instance().initialize(saved)
+
+
+def _check_overrides(overrides: list[str]) -> None:
+    """Each override parsed as Hydra parses it, its values checked as config (a mapping value such as
+    ``extra_headers={Authorization: ...}`` by its keys too; each element of a choice sweep); one that does not
+    parse is checked as text, then refused naming its key (Hydra's own message would quote the value)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    parser = OverridesParser.create()
+    for arg in overrides:
+        try:
+            (override,) = parser.parse_overrides([arg])
+        except HydraException as exc:
+            problem = override_problem(arg)
+            if problem is not None:
+                raise Refused(*problem) from None
+            key = arg.lstrip("+~").partition("=")[0] or arg
+            raise Refused(key, f"cannot parse {arg!r} ({_first_line(exc)}); {_grammar_hint(arg)}") from None
+        for value in _choices(override):
+            problem = config_problem(_nest(override.key_or_group, value))
+            if problem is not None:
+                raise Refused(*problem)
+        if override.key_or_group == "hydra.output_subdir":
+            raise Refused(
+                "hydra.output_subdir",
+                "trustsim writes the job's record (.hydra/config.yaml, hydra.yaml, overrides.yaml) itself, "
+                "from the redacted config; this setting cannot be changed",
+            )
+
+
+def _choices(override: Any) -> list[Any]:
+    """The values an override sets: its value, or each element of a choice sweep (ranges are numbers)."""
+    from hydra.core.override_parser.types import ChoiceSweep
+
+    if not override.is_sweep_override():
+        return [override.value()]
+    value = override.value()
+    return list(value.list) if isinstance(value, ChoiceSweep) else []
+
+
+def _nest(key: str, value: Any) -> dict[str, Any]:
+    node: Any = value
+    for part in reversed(re.split(r"[./]", key)):
+        node = {part: node}
+    return node
+
+
+def _grammar_hint(arg: str) -> str:
+    if "=" not in arg:
+        return "an override is key=value (e.g. seed=3; a new key: +key=value; delete one: ~key)"
+    return "quote values with spaces or special characters, e.g. key='a value' (https://hydra.cc/docs/advanced/override_grammar/basic)"
+
+
+def _compose(hydra: Any, config_name: str, overrides: list[str], mode: Any) -> Any:
+    from hydra.errors import HydraException
+
+    try:
+        return hydra.compose_config(config_name, list(overrides), run_mode=mode, with_log_configuration=False)
+    except HydraException as exc:
+        raise _explain(hydra, exc, config_name, overrides) from None
+
+
+def _compose_job(hydra: Any, master: Any, job: list[str], overrides: list[str]) -> Any:
+    from hydra.errors import HydraException
+
+    try:
+        return hydra.config_loader.load_sweep_config(master, job)
+    except HydraException as exc:
+        raise _explain(hydra, exc, str(master.hydra.job.config_name), overrides) from None
+
+
+def _distinct_jobs(hydra: Any, master: Any, overrides: list[str]) -> list[list[str]]:
+    """One job per distinct combination of group options of a sweep (the basic sweeper's expansion; value
+    sweeps are left at their first value, their elements having been checked one by one). Sweepers other
+    than the basic one (own sweep syntax): the master config only."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+
+    sweeper = master.hydra.get("sweeper") or {}
+    if not str(sweeper.get("_target_", "")).endswith("BasicSweeper"):
+        return []
+    params = sweeper.get("params") or {}
+    lines = [f"{k}={v}" for k, v in params.items()] + list(
+        OmegaConf.to_container(master.hydra.overrides.task)
+    )
+    parser = OverridesParser.create(config_loader=hydra.config_loader)
+    final: dict[str, list[str]] = {}
+    try:
+        for override in parser.parse_overrides(lines):
+            key = override.get_key_element()
+            if not override.is_sweep_override():
+                final[key] = [f"{key}={override.get_value_element_as_str()}"]
+                continue
+            for value in _choices(override):
+                problem = config_problem(_nest(override.key_or_group, value))
+                if problem is not None:
+                    raise Refused(*problem)
+            if not override.is_discrete_sweep():
+                continue  # a sweeper plugin's own syntax (interval): not ours to expand
+            options = [f"{key}={v}" for v in override.sweep_string_iterator()]
+            final[key] = (
+                options if hydra.config_loader.get_group_options(override.key_or_group) else options[:1]
+            )
+    except HydraException as exc:
+        raise _explain(hydra, exc, str(master.hydra.job.config_name), overrides) from None
+    return [list(job) for job in itertools.product(*final.values())]
+
+
+def check_config(cfg: Any) -> None:
+    """Refuse a composed config (a DictConfig with its ``hydra`` node) that carries a secret or whose ``name``
+    is not a label."""
+    from trustsim.config import label_problem
+
+    task = _plain(cfg)
+    problem = config_problem(task)
+    if problem is not None:
+        key, reason = problem
+        raise Refused(key, reason + _origin(cfg, key))
+    name_problem = label_problem(task.get("name"))
+    if name_problem is not None:
+        raise Refused("name", name_problem)
+    env_set = _hydra_env(cfg)
+    problem = config_problem({"hydra": {"job": {"env_set": env_set}}}) if env_set else None
+    if problem is not None:
+        raise Refused(*problem)
+
+
+def _plain(cfg: Any) -> dict[str, Any]:
+    """The job part of a composed config as plain containers: resolved where it can be (``${oc.env:...}``,
+    ``${oc.select:...}``), else as written."""
+    from omegaconf import OmegaConf
+
+    task = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    try:
+        return OmegaConf.to_container(task, resolve=True)  # type: ignore[return-value]
+    except Exception:  # an interpolation that needs the running job (${hydra:...}) or a missing value
+        return OmegaConf.to_container(task, resolve=False)  # type: ignore[return-value]
+
+
+def _hydra_env(cfg: Any) -> dict[str, Any]:
+    from omegaconf import OmegaConf
+
+    node = OmegaConf.select(cfg, "hydra.job.env_set")
+    return OmegaConf.to_container(node, resolve=False) if node is not None else {}  # type: ignore[return-value]
+
+
+def _origin(cfg: Any, key: str) -> str:
+    """Where a key's group came from: `` (in model=evil)`` when its top-level group was chosen."""
+    from omegaconf import OmegaConf
+
+    group = re.split(r"[.\[]", key)[0]
+    choice = OmegaConf.select(cfg, f"hydra.runtime.choices.{group}", default=None)
+    return f" (composed from {group}={choice})" if choice else ""
+
+
+def _explain(hydra: Any, exc: Exception, config_name: str, overrides: list[str]) -> Refused:
+    """Hydra's composition error as a :class:`Refused` naming the key and the fix."""
+    from hydra.errors import MissingConfigException
+
+    from trustsim.schema import closest
+
+    message = str(exc)
+    if isinstance(exc, MissingConfigException) and exc.missing_cfg_file and exc.options:
+        group, _, option = str(exc.missing_cfg_file).rpartition("/")
+        available = sorted(exc.options)
+        hint = closest(option, available)
+        return Refused(
+            group,
+            f"unknown option {option!r}{f'; did you mean {group}={hint}?' if hint else ''} "
+            f"(available: {', '.join(available)})",
+        )
+    if isinstance(exc, MissingConfigException):
+        return Refused(str(exc.missing_cfg_file or "config"), _first_line(exc))
+    if m := _NEEDS_PLUS.search(message):
+        key = m["key"]
+        return Refused(
+            key,
+            f"'{key}' is not in the defaults list: add it with a '+' prefix, e.g. +{key}=..."
+            + (" (a preset: +experiment=NAME)" if key == "experiment" else ""),
+        )
+    if m := _NOT_IN_CONFIG.search(message):
+        return Refused(m["key"], _unknown_key_hint(hydra, m["key"], config_name, overrides))
+    if m := _SWEEP_IN_RUN.search(message):
+        key, _, value = m["line"].partition("=")
+        key = key.lstrip("+~")
+        return Refused(
+            key,
+            f"{value!r} is sweep syntax: add -m (--multirun) to run one job per value, e.g. "
+            f"python -m trustsim -m {m['line']}; for a list use {key}=[...], for text quote it: {key}='\"{value}\"'",
+        )
+    if m := _NOT_THERE.search(message):
+        return Refused(m["key"], "cannot delete it (~key): it is not in the config")
+    if m := _TWICE.search(message):
+        return Refused(m["key"], f"given twice; keep one {m['key']}=... on the command line")
+    m = _QUOTED_KEY.search(message)
+    return Refused(m["key"] if m else "command line", _first_line(exc))
+
+
+def _unknown_key_hint(hydra: Any, key: str, config_name: str, overrides: list[str]) -> str:
+    """``key`` is not in the config: the closest key of its parent (the config composed without that
+    override), and the ``+`` prefix for a new one."""
+    from hydra.types import RunMode
+    from omegaconf import OmegaConf
+
+    from trustsim.schema import closest
+
+    parent, _, leaf = key.rpartition(".")
+    hint = ""
+    with contextlib.suppress(Exception):
+        others = [o for o in overrides if o.lstrip("+~").partition("=")[0] != key and "," not in o]
+        cfg = hydra.compose_config(config_name, others, run_mode=RunMode.RUN, with_log_configuration=False)
+        node = OmegaConf.select(cfg, parent) if parent else cfg
+        near = closest(leaf, [str(k) for k in node]) if node is not None and hasattr(node, "keys") else None
+        hint = f"did you mean {parent + '.' if parent else ''}{near}? " if near else ""
+    return f"no such key; {hint}(to add a new key use +{key}=...)"
+
+
+def _first_line(exc: BaseException) -> str:
+    return next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
