@@ -262,6 +262,97 @@ CASES: list[Case] = [
         unset=["DRILL_UNSET_HEADER"],
         stderr_has=("DRILL_UNSET_HEADER",),
     ),
+    Case(
+        "api_base_key_in_query",
+        llm("model.api_base=http://127.0.0.1:9/v1?key=Xsecret6query"),
+        2,
+        "model.api_base",
+        manifest="none",
+        stderr_has=("query string",),
+        stderr_lacks=("Xsecret6query",),
+    ),
+    Case(
+        "api_base_token_in_fragment",
+        llm("model.api_base=http://127.0.0.1:9/v1#access_token=Xsecret7frag"),
+        2,
+        "model.api_base",
+        manifest="none",
+        stderr_lacks=("Xsecret7frag",),
+    ),
+    Case(
+        "header_mapping_with_bearer_key",
+        llm('+model.params.extra_headers={Authorization: "Bearer sk-Xsecret8abcdefghijkl"}'),
+        2,
+        "model.params.extra_headers.Authorization",
+        manifest="none",
+        stderr_lacks=("Xsecret8",),
+    ),
+    Case(
+        "custom_header_with_key_value",
+        llm("+model.params.extra_headers.X-Custom=sk-Xsecret9abcdefghijkl"),
+        2,
+        "model.params.extra_headers.X-Custom",
+        manifest="none",
+        stderr_lacks=("Xsecret9",),
+    ),
+    Case(
+        "key_in_a_sweep_value",
+        ["-m", *llm("+model.params.user=plain,sk-XsecretAabcdefghijkl")],
+        2,
+        "model.params.user",
+        manifest="none",
+        stderr_lacks=("XsecretA",),
+    ),
+    Case(
+        "hydra_env_set_key",
+        [*BAYES, "+hydra.job.env_set.OPENAI_API_KEY=XsecretBvalue"],
+        2,
+        "hydra.job.env_set.OPENAI_API_KEY",
+        manifest="none",
+        stderr_lacks=("XsecretBvalue",),
+    ),
+    Case(
+        "hydra_output_subdir",
+        [*BAYES, "hydra.output_subdir=.keep"],
+        2,
+        "hydra.output_subdir",
+        manifest="none",
+    ),
+    # -- name is a label, not a path -----------------------------------------------------------------------
+    Case(
+        "name_escapes", [*BAYES, "name=../../../x"], 2, "name", manifest="none", stderr_has=("not a label",)
+    ),
+    Case("name_nested", [*BAYES, "name=a/b"], 2, "name", manifest="none", stderr_has=("not a label",)),
+    # -- Hydra's own override errors: exit 2, the key, the fix -------------------------------------------
+    Case(
+        "preset_without_plus",
+        ["experiment=mid2strike", *BAYES],
+        2,
+        "experiment",
+        manifest="none",
+        stderr_has=("+experiment=",),
+    ),
+    Case("sweep_without_m", [*BAYES, "seed=range(3)"], 2, "seed", manifest="none", stderr_has=("-m",)),
+    Case("choice_sweep_without_m", [*BAYES, "model=a,b"], 2, "model", manifest="none", stderr_has=("-m",)),
+    Case(
+        "unknown_key_without_plus",
+        [*BAYES, "game.coin=2"],
+        2,
+        "game.coin",
+        manifest="none",
+        stderr_has=("game.coins", "+game.coin="),
+    ),
+    Case("override_does_not_parse", [*BAYES, "seed=[1,"], 2, "seed", manifest="none"),
+    Case("override_without_value", [*BAYES, "seed"], 2, "seed", manifest="none"),
+    Case("delete_missing_key", [*BAYES, "~nothere"], 2, "nothere", manifest="none"),
+    Case(
+        "group_given_twice",
+        [*BAYES, "+experiment=smooth", "+experiment=recur"],
+        2,
+        "experiment",
+        manifest="none",
+    ),
+    Case("unknown_option_in_sweep", ["-m", *BAYES, "schedule=smooth,nope"], 2, "schedule", manifest="none"),
     # -- replay and provider failures -------------------------------------------------------------------
     Case(
         "replay_miss",
@@ -318,6 +409,8 @@ def results(tmp_path_factory) -> dict[str, tuple[dict[str, Any], Path]]:
         for i, case in enumerate(CASES):
             run_dir = tmp / f"run_{i:02d}_{case.id}"
             args = [*_expand(case.args, tmp, server.api_base), f"hydra.run.dir={run_dir}"]
+            if "-m" in args:  # a sweep writes under hydra.sweep.dir: refused, it must not exist either
+                args.append(f"hydra.sweep.dir={run_dir}")
             batch.append({"args": args, "set": case.set, "unset": case.unset})
         out = run_batch(batch, tmp / "batch")
     return {

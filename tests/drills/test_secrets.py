@@ -1,8 +1,9 @@
 """Secrets drill: canaries in every provider key variable litellm knows and in a custom ``api_key_env``.
 
 It runs the command line through a success path (a run and a sweep), a provider that echoes the key in a 401
-and in an answer, a key passed in config (a header, a token param, a key pasted as a variable name), error
-paths (an unreachable server, a missing variable), a replay, and the analysis of every run directory; then
+and in an answer, a key passed in config (a header, a token param, a key pasted as a variable name, a key in
+api_base's query string; in a --config-dir model file: a header value and a query string, as a run and as a
+sweep), the documented custom header (``headers_env``: its value is sent, never written), error paths (an unreachable server, a missing variable), a replay, and the analysis of every run directory; then
 it reads every byte written (run and sweep directories, Hydra's ``.hydra/`` files and logs, the request
 store with its WAL, the analysis output, stdout and stderr) and requires that no canary appears.
 """
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from trustsim.llm.fake_server import FakeServer
 from trustsim.secrets import is_secret_env
@@ -39,6 +41,17 @@ def litellm_key_variables() -> list[str]:
 KEY_VARS = litellm_key_variables()
 
 
+def _secret_config_dir(folder: Path, key: str, url_key: str) -> Path:
+    """A --config-dir with two model options carrying a key: in a header value, in api_base's query string."""
+    base = yaml.safe_load((REPO / "conf/model/openai_compatible.yaml").read_text())
+    (folder / "model").mkdir()
+    leaky = {**base, "params": {"extra_headers": {"Authorization": f"Bearer {key}", "X-Trace": key}}}
+    (folder / "model" / "leaky_header.yaml").write_text(yaml.safe_dump({**leaky, "name": "leaky_header"}))
+    url = {**base, "name": "leaky_url", "api_base": f"https://gw.example/v1?api_key={url_key}"}
+    (folder / "model" / "leaky_url.yaml").write_text(yaml.safe_dump(url))
+    return folder
+
+
 def test_every_litellm_key_variable_is_treated_as_secret() -> None:
     assert len(KEY_VARS) > 100 and {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"} <= set(KEY_VARS)
     assert [n for n in KEY_VARS if not is_secret_env(n)] == []
@@ -50,6 +63,9 @@ def drill(tmp_path_factory):
     canaries = {name: f"cnry{i:04d}Q{name.lower()[:6]}x9" for i, name in enumerate([*KEY_VARS, CUSTOM_ENV])}
     env = dict(canaries)
     header = "cnryHEADERx9z8y7"  # passed on the command line: must be refused before anything is written
+    file_key = "sk-cnryFILEKEY0123456789ab"  # in a header value of a model config file
+    url_key = "cnryURLQUERYx7y6"  # in api_base's query string (a config file, the command line)
+    gateway_value = "cnryGATEWAYv5w4"  # the value of a headers_env variable: sent, never written
     pasted = "CnryPastedKeyAsName77"  # a key pasted where a variable name belongs
     outputs: list[str] = []
     store = tmp / "store.sqlite"
@@ -78,6 +94,28 @@ def drill(tmp_path_factory):
     ]
     unreachable = cli([*dead, "llm.max_retries=1", "seed=5"], "unreachable")
     missing = cli([*base, "model.api_key_env=DRILL_NOT_SET_ANYWHERE", "seed=6"], "missing")
+    # Keys in config files (a model option in --config-dir: a header value, an api_base query string), in
+    # api_base's query string on the command line, and in a sweep: refused before anything is written.
+    conf = _secret_config_dir(tmp_path_factory.mktemp("secret_conf"), file_key, url_key)
+    file_run = cli(["--config-dir", str(conf), *base, "model=leaky_header"], "file_header")
+    own_base = [a for a in base if not a.startswith("model.api_base=")]  # the file's api_base, not ours
+    url_file_run = cli(["--config-dir", str(conf), *own_base, "model=leaky_url"], "file_url")
+    file_sweep = run_cli(
+        ["-m", "--config-dir", str(conf), *base, "model=openai_compatible,leaky_header",
+         f"hydra.sweep.dir={tmp / 'file_sweep'}"],
+        tmp,
+        **env,
+    )  # fmt: skip
+    outputs.extend([file_sweep.stdout, file_sweep.stderr])
+    query_run = cli([*base, f"model.api_base=http://127.0.0.1:9/v1?key={url_key}"], "query")
+    with FakeServer() as gateway:  # the documented custom header: a variable name; its value is a secret
+        header_env = cli(
+            [*llm_overrides(gateway.api_base, store, "seed=7", key_env=CUSTOM_ENV),
+             "+model.headers_env.X-Api-Key=DRILL_GATEWAY_HEADER"],
+            "header_env",
+            DRILL_GATEWAY_HEADER=gateway_value,
+        )  # fmt: skip
+        gateway_sent = [h.get("x-api-key", "") for h in gateway.headers]
     analysis = subprocess.run(
         [
             sys.executable,
@@ -98,7 +136,15 @@ def drill(tmp_path_factory):
     outputs.extend([analysis.stdout, analysis.stderr])
     return {
         "tmp": tmp,
-        "canaries": {**canaries, "header": header, "pasted": pasted},
+        "canaries": {
+            **canaries,
+            "header": header,
+            "pasted": pasted,
+            "file_key": file_key,
+            "url_key": url_key,
+            "gateway": gateway_value,
+        },
+        "gateway_sent": gateway_sent,
         "outputs": outputs,
         "sent": sent,
         "runs": {
@@ -112,6 +158,11 @@ def drill(tmp_path_factory):
             "pasted": pasted_run,
             "unreachable": unreachable,
             "missing": missing,
+            "file_header": file_run,
+            "file_url": url_file_run,
+            "file_sweep": file_sweep,
+            "query": query_run,
+            "header_env": header_env,
             "analysis": analysis,
         },
     }
@@ -125,8 +176,11 @@ def test_the_drill_exercised_every_path(drill) -> None:
     assert manifest(tmp / "replay")["llm"]["calls_sent"] == 0
     assert runs["echo_401"].returncode == 3 and "HTTP 401" in manifest(tmp / "echo_401")["failure"]["reason"]
     assert "***redacted***" in manifest(tmp / "echo_401")["failure"]["reason"]  # the echo was there
-    for name in ("header", "token", "pasted"):
-        assert runs[name].returncode == 2 and not (tmp / name).exists(), name
+    for name in ("header", "token", "pasted", "file_header", "file_url", "file_sweep", "query"):
+        assert runs[name].returncode == 2 and not (tmp / name).exists(), (name, runs[name].stderr[-2000:])
+        assert "refused before anything was written" in runs[name].stderr, name
+    assert runs["header_env"].returncode == 0, runs["header_env"].stderr[-2000:]
+    assert drill["gateway_sent"] and set(drill["gateway_sent"]) == {drill["canaries"]["gateway"]}
     assert runs["unreachable"].returncode == 3
     assert runs["missing"].returncode == 2 and "DRILL_NOT_SET_ANYWHERE" in runs["missing"].stderr
     assert (tmp / "sweep").is_dir() and list((tmp / "sweep").rglob("manifest.json"))
