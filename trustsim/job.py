@@ -31,6 +31,7 @@ from trustsim.schema import instantiate
 from trustsim.secrets import protect_run, redact, redact_argument
 from trustsim.seeding import stable_hash
 from trustsim.versions import git_revision, package_versions
+from trustsim.write_failure import EXIT_WRITE, WriteFailed, write_failure
 
 T = TypeVar("T")
 
@@ -194,21 +195,45 @@ def _fail_early(run_dir: Path, cfg: dict[str, Any], exc: BaseException, resume: 
 
 def run_job(cfg: dict[str, Any], run_dir: Path, overrides: list[str] | None = None) -> int:
     """Validate, run the game's runner, and leave a manifest whatever happens. Returns an exit code:
-    0 complete, 2 configuration error, 3 run failure (resumable), 1 unexpected error, 5 run directory in use
-    by another job (nothing written), 130 interrupted. (A preview, ``preview=true``, is no job:
-    :func:`trustsim.api.run_config` sends it to :mod:`trustsim.preview`.)"""
+    0 complete, 2 configuration error, 3 run failure (resumable; a write that failed too), 1 unexpected error,
+    5 run directory in use by another job (nothing written), 130 interrupted. (A preview, ``preview=true``, is
+    no job: :func:`trustsim.api.run_config` sends it to :mod:`trustsim.preview`.) Everything is per job: a
+    failure ends this job's run only."""
     run_dir = Path(run_dir)
     try:
         lock, notes = open_run_dir(run_dir)
     except RunDirBusy as exc:
         print(f"trustsim: {exc}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:  # the run directory cannot be written at all
+        return _failed_before_start(run_dir, cfg, exc)
     try:
         for note in notes:
             print(f"trustsim: note: {note}", file=sys.stderr)
         return _run_locked(cfg, run_dir, notes, overrides)
+    except OSError as exc:  # a write before the game started: .hydra/, the manifest, the event log
+        return _failed_before_start(run_dir, cfg, exc)
     finally:
         lock.release()
+
+
+def _report(failed: WriteFailed) -> dict[str, Any]:
+    """Print a failed write (one line, and what to do) and return its manifest failure block."""
+    print(f"trustsim: run failed: {failed}\ntrustsim: {failed.resume}", file=sys.stderr)
+    return failure_of(failed, failed.resume)
+
+
+def _failed_before_start(run_dir: Path, cfg: dict[str, Any], exc: OSError) -> int:
+    """A write failed before the game started: say so, and leave a failed manifest if it can be written."""
+    failed = write_failure(exc, run_dir)
+    if failed is None:
+        raise exc
+    _report(failed)
+    try:
+        _fail_early(run_dir, cfg, failed, failed.resume)
+    except OSError as again:
+        print(f"trustsim: the manifest could not be written either ({one_line(again)})", file=sys.stderr)
+    return failed.exit_code
 
 
 def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str], overrides: list[str] | None) -> int:
@@ -254,21 +279,40 @@ def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str], overrides:
         status, failure, code = "failed", failure_of(exc, resume), getattr(exc, "exit_code", 3)
         print(f"trustsim: run failed: {exc}\ntrustsim: {resume}", file=sys.stderr)
     except Exception as exc:  # a bug or an unexpected condition: still a failed manifest saying why
-        status, failure, code = "failed", failure_of(exc, RESUME_HINT), 1
-        logging.getLogger("trustsim").debug("run failed", exc_info=True)
-        print(
-            f"trustsim: run failed with {type(exc).__name__}: {failure['reason']}\ntrustsim: {RESUME_HINT}",
-            file=sys.stderr,
-        )
+        if (failed := write_failure(exc, run_dir)) is not None:  # a full disk, an I/O error, permission lost
+            status, failure, code = "failed", _report(failed), failed.exit_code
+        else:
+            status, failure, code = "failed", failure_of(exc, RESUME_HINT), 1
+            logging.getLogger("trustsim").debug("run failed", exc_info=True)
+            print(
+                f"trustsim: run failed with {type(exc).__name__}: {failure['reason']}\ntrustsim: {RESUME_HINT}",
+                file=sys.stderr,
+            )
     finally:
         with contextlib.suppress(Exception):
             ctx.close_llm()
-    if code:
-        recorder.event("run_end", status="failed", reason=failure["reason"] if failure else None)
-    recorder.close()
-    manifest.finish(
-        status, failure, cell=ctx.cell, counts=ctx.counts, llm=ctx.llm_stats(), tables=recorder.table_rows()
-    )
+    try:
+        if code:
+            recorder.event("run_end", status="failed", reason=failure["reason"] if failure else None)
+        recorder.close()
+    except OSError as exc:  # the last events and rows could not be written either
+        failed = write_failure(exc, run_dir)
+        if failed is None:
+            raise
+        if code == 0:
+            status, failure, code = "failed", _report(failed), failed.exit_code
+    try:
+        manifest.finish(
+            status,
+            failure,
+            cell=ctx.cell,
+            counts=ctx.counts,
+            llm=ctx.llm_stats(),
+            tables=recorder.table_rows(),
+        )
+    except OSError as exc:
+        print(f"trustsim: the manifest could not be updated either ({one_line(exc)})", file=sys.stderr)
+        return code or EXIT_WRITE
     if code == 0:
         counts = ", ".join(f"{v} {k}" for k, v in ctx.counts.items())
         llm = ctx.llm_stats()

@@ -140,7 +140,7 @@ def test_store_path_under_a_file_is_a_config_error(tmp_path, monkeypatch) -> Non
     with pytest.raises(StoreError) as info:
         build_client(model_dict("http://127.0.0.1:9/v1", api_key_env=None), llm_dict(path))
     assert info.value.key == "llm.store_path" and str(path) in str(info.value)
-    assert "replay_only" in info.value.resume
+    assert "is a file, not a folder" in info.value.resume and "replay_only" not in info.value.resume
 
 
 def test_read_only_store_fails_to_write_but_replays_with_replay_only(fake_server, tmp_path) -> None:

@@ -109,7 +109,7 @@ def test_prune_errors(store: Path, tmp_path: Path, capsys) -> None:
     assert "no request store at" in capsys.readouterr().err
     (tmp_path / "junk.sqlite").write_text("not a database")
     assert main(["--path", str(tmp_path / "junk.sqlite"), "info"]) == 2
-    assert "not a usable request store" in capsys.readouterr().err
+    assert "junk.sqlite is not a request store (not a SQLite database)" in capsys.readouterr().err
     assert main(["--path", str(store), "prune", "--model", "openai/nope"]) == 0
     assert "no stored response of model 'openai/nope'" in capsys.readouterr().err
 

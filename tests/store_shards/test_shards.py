@@ -20,6 +20,7 @@ from trustsim.llm.store import (
     LOCK_SUFFIX,
     RequestStore,
     ShardedStore,
+    StoreDamaged,
     StoredResponse,
     canonical_request,
     request_key,
@@ -92,8 +93,7 @@ def test_same_job_twice_at_once_gets_a_second_shard_and_stale_claims_are_taken_o
     again.close()
 
 
-def test_unreadable_or_foreign_rows_are_misses_not_errors(tmp_path: Path) -> None:
-    (tmp_path / "junk.sqlite").write_text("not a database")
+def test_foreign_rows_are_misses_and_a_junk_shard_is_refused(tmp_path: Path) -> None:
     other = RequestStore(tmp_path / "other.sqlite", journal="delete")
     key, canonical = key_of("x")
     other.put(key, model="openai/m", api_base=None, sample=0, purpose="decision", canonical="{\"forged\":1}",
@@ -101,8 +101,12 @@ def test_unreadable_or_foreign_rows_are_misses_not_errors(tmp_path: Path) -> Non
     other.close()
     store = ShardedStore(tmp_path, job=JOB_A)
     assert store.get(key, canonical) is None  # the row's request is not this request
-    assert store.get(key_of("nothing")[0]) is None  # the junk shard is skipped
+    assert store.get(key_of("nothing")[0]) is None
     store.close()
+    (tmp_path / "junk.sqlite").write_text("not a database")  # its answers would be bought again: refused
+    with pytest.raises(StoreDamaged, match=r"junk\.sqlite is not a request store"):
+        ShardedStore(tmp_path, job=JOB_A)
+    assert not list(tmp_path.glob(f"*{LOCK_SUFFIX}"))  # the refused job released its shard
 
 
 WRITER = """

@@ -14,8 +14,8 @@ from trustsim.llm import local
 from trustsim.llm.budget import Budget, BudgetReached
 from trustsim.llm.client import LLMClient, check_key_env
 from trustsim.llm.config import LLMConfig, ModelConfig, parse_llm_config, parse_model_config
-from trustsim.llm.errors import MissingKeyError, ProviderError, ReplayMissError, StoreError
-from trustsim.llm.store import RequestStore, ShardedStore
+from trustsim.llm.errors import DamagedStoreError, MissingKeyError, ProviderError, ReplayMissError, StoreError
+from trustsim.llm.store import RequestStore, ShardedStore, StoreDamaged
 from trustsim.llm.types import ChatRequest, ChatResponse
 from trustsim.secrets import register_secret_env
 
@@ -23,6 +23,7 @@ __all__ = [
     "BudgetReached",
     "ChatRequest",
     "ChatResponse",
+    "DamagedStoreError",
     "LLMClient",
     "LLMConfig",
     "MissingKeyError",
@@ -76,20 +77,29 @@ def build_client(
         local.check_available(model.local)  # fail at start, naming the key, when something is missing
         local.register(model.local)
     if store is None:
-        store = open_store(store_path, read_only=llm.replay_only, job=job, sharded=llm.store_dir is not None)
+        store = open_store(
+            store_path,
+            read_only=llm.replay_only,
+            job=job,
+            sharded=llm.store_dir is not None,
+            check=llm.store_check,
+        )
     return LLMClient(model, llm, store, budget=Budget(model, llm, store, job))
 
 
 def open_store(
-    path: Path, *, read_only: bool, job: str | None = None, sharded: bool = False
+    path: Path, *, read_only: bool, job: str | None = None, sharded: bool = False, check: str = "quick"
 ) -> RequestStore | ShardedStore:
-    """Open the request store (a file, or with ``sharded`` a shard directory); a path that cannot be used is a
-    config error naming ``llm.store_path`` (``llm.store_dir``)."""
+    """Open the request store (a file, or with ``sharded`` a shard directory) after its integrity check
+    (``llm.store_check``); a path that cannot be used, or a store that is empty, foreign or damaged, is a
+    config error naming ``llm.store_path`` (``llm.store_dir``) and what to do."""
     key = "llm.store_dir" if sharded else "llm.store_path"
     try:
         if sharded:
-            return ShardedStore(path, job=job, read_only=read_only)
-        return RequestStore(path, read_only=read_only, job=job)
+            return ShardedStore(path, job=job, read_only=read_only, check=check)
+        return RequestStore(path, read_only=read_only, job=job, check=check)
+    except StoreDamaged as exc:
+        raise DamagedStoreError(exc.path, exc.problem, key) from None
     except FileNotFoundError:
         raise StoreError(
             f"no request store at {path} (llm.replay_only=true replays from an existing store)",
@@ -97,10 +107,29 @@ def open_store(
             key=key,
         ) from None
     except (OSError, sqlite3.Error) as exc:
-        how = "readable" if read_only else "writable"
         raise StoreError(
             f"cannot open the request store at {path} ({type(exc).__name__}: {exc})",
-            resume=f"choose a {how} {key}"
-            + ("" if read_only else ", or replay a read-only store with llm.replay_only=true"),
+            resume=_open_advice(path, exc, key, read_only=read_only),
             key=key,
         ) from None
+
+
+def _open_advice(path: Path, exc: BaseException, key: str, *, read_only: bool) -> str:
+    """What to do about a store path that cannot be opened: the advice fits the cause."""
+    import errno
+
+    code = getattr(exc, "errno", None)
+    if key == "llm.store_dir" and (code in (errno.ENOTDIR, errno.EEXIST) or path.is_file()):
+        return (
+            f"{key} names a folder of shards (one per job) and {path} is not a folder: choose a folder, "
+            f"or use llm.store_path={path} for a single store file"
+        )
+    if code == errno.ENOTDIR:
+        return f"a part of {path} is a file, not a folder: choose another {key}"
+    if read_only:
+        return f"choose a readable {key}"
+    sqlite_code = getattr(exc, "sqlite_errorcode", -1) & 0xFF  # PERM, READONLY, CANTOPEN
+    denied = code in (errno.EACCES, errno.EPERM, errno.EROFS) or sqlite_code in (3, 8, 14)
+    if denied:
+        return f"choose a writable {key}, or replay a read-only store with llm.replay_only=true"
+    return f"choose a writable {key} (free space, or fix the folder), then re-run the same command"

@@ -14,12 +14,13 @@ from trustsim.host import current_host
 from trustsim.llm import local
 from trustsim.llm.budget import Budget
 from trustsim.llm.config import LLMConfig, ModelConfig
-from trustsim.llm.errors import MissingKeyError, ProviderError, ReplayMissError, StoreError
+from trustsim.llm.errors import DamagedStoreError, MissingKeyError, ProviderError, ReplayMissError, StoreError
 from trustsim.llm.pacing import Backoff, RateLimiter
-from trustsim.llm.store import RequestStore, StoredResponse, canonical_request, request_key
+from trustsim.llm.store import RequestStore, StoreDamaged, StoredResponse, canonical_request, request_key
 from trustsim.llm.transport import CallResult, call_litellm, classify
 from trustsim.llm.types import ChatRequest, ChatResponse
 from trustsim.secrets import describe_env_name, redact_text, secret_values
+from trustsim.write_failure import write_failure
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ class LLMClient:
         canonical = canonical_request(model_id, api_base, req.messages, params, req.sample)
         key = request_key(canonical)
         if self.store is not None and self.llm.cache:
-            stored = self.store.get(key, canonical)
+            stored = self._get(key, canonical)
             if stored is not None:
                 self._stats["cache_hits"] += 1
                 return _response(stored, cached=True)
@@ -153,15 +154,28 @@ class LLMClient:
             self._inflight.pop(key, None)
             self.budget.finished()
 
+    def _store_key(self) -> str:
+        return "llm.store_dir" if self.llm.store_dir else "llm.store_path"
+
+    def _get(self, key: str, canonical: str) -> StoredResponse | None:
+        assert self.store is not None
+        try:
+            return self.store.get(key, canonical)
+        except StoreDamaged as exc:  # a damaged page met mid-run: stop, never buy its answer again
+            raise DamagedStoreError(exc.path, exc.problem, self._store_key()) from None
+
     def _put(self, key: str, **row: Any) -> None:
         assert self.store is not None
         try:
             self.store.put(key, **row)
         except Exception as exc:  # sqlite3.Error, OSError: disk full, permissions changed mid-run
+            failed = write_failure(exc, self.store.path, self._store_key())
+            if failed is not None:  # exit 3: every answer stored before this one is kept
+                raise failed from None
             raise StoreError(
                 f"cannot write the request store at {self.store.path}: {exc}",
-                resume="free space or fix the permissions (or choose another llm.store_path), then "
-                + RESUME_HINT,
+                resume=f"fix the request store (or choose another {self._store_key()}), then " + RESUME_HINT,
+                key=self._store_key(),
             ) from None
 
     def stats(self) -> dict[str, Any]:

@@ -104,6 +104,9 @@ class LLMConfig:
 
     store_path: str = "outputs/request_store.sqlite"
     store_dir: str | None = None  # a shard directory (cluster runs): the job writes its own shard, reads all
+    store_check: Literal["quick", "full"] = (
+        "quick"  # integrity check on open: PRAGMA quick_check | integrity_check
+    )
     budget_usd: float | None = None  # cap on spend (USD); None = no cap
     budget_scope: Literal["job", "store"] = "job"  # job: this job's spend; store: all spend in the store
     cache: bool = True  # serve stored responses; False re-sends (and overwrites) every request

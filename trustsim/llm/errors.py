@@ -6,6 +6,8 @@ Exit codes of ``python -m trustsim``: 2 configuration or environment, 3 provider
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from trustsim.errors import RESUME_HINT, ConfigError, TrustsimError
 
 EXIT_CONFIG = 2
@@ -76,3 +78,38 @@ class StoreError(ConfigError):
     def __init__(self, message: str, resume: str, key: str = "llm.store_path") -> None:
         super().__init__(key, message)
         self.resume = resume
+
+
+class DamagedStoreError(StoreError):
+    """The request store file, or a shard of ``llm.store_dir``, is empty, not a store, or damaged. Nothing is
+    sent (its answers would be bought again); the advice says how to restore or recover them."""
+
+    def __init__(self, path: str | Path, problem: str, key: str = "llm.store_path") -> None:
+        path = Path(path)
+        super().__init__(
+            f"the request store {path} {problem}", resume=recover_advice(path, problem, key), key=key
+        )
+        self.path = path
+
+
+def recover_advice(path: Path, problem: str, key: str) -> str:
+    """What to do about a damaged, emptied or foreign store file ``path`` (named by ``key``)."""
+    if "empty" in problem:
+        return (
+            f"restore {path} from a backup if it held answers; to start a new store instead delete the empty file "
+            f"(every request is then sent again) or point {key} at another file"
+        )
+    if "not a request store" in problem or "not a SQLite database" in problem:
+        return f"point {key} at a request store (or at a new file); {path} was left as it is"
+    recovered = path.with_name(f"{path.stem}-recovered{path.suffix}")
+    if key == "llm.store_dir":
+        return (
+            f"copy its readable answers into a new shard: python -m trustsim.store --path {path} recover "
+            f"--out {recovered}, move the damaged shard out of the directory (mv {path} {path}.damaged), "
+            "then re-run the same command: recovered answers are replayed"
+        )
+    return (
+        f"copy its readable answers into a new store: python -m trustsim.store --path {path} recover "
+        f"--out {recovered}, then re-run the same command with {key}={recovered}: recovered answers are "
+        "replayed, only the unreadable ones are sent again"
+    )

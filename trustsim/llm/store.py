@@ -21,6 +21,8 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from time import monotonic as _monotonic
+from time import sleep as _sleep
 from typing import Any
 
 from trustsim.rundir.lock import pid_alive
@@ -121,18 +123,20 @@ class RequestStore:
     """
 
     def __init__(
-        self, path: str | Path, *, read_only: bool = False, job: str | None = None, journal: str = "wal"
+        self,
+        path: str | Path,
+        *,
+        read_only: bool = False,
+        job: str | None = None,
+        journal: str = "wal",
+        check: str = "quick",
     ) -> None:
         self.path = Path(path)
         self.read_only = read_only
         self.job = job
+        self._conn = _open_checked(self.path, read_only=read_only, check=check)
         if read_only:
-            self._conn = open_read_only(self.path)
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(
-            str(self.path), timeout=30.0, isolation_level=None, check_same_thread=False
-        )
         try:
             self._conn.execute(f"PRAGMA journal_mode={'WAL' if journal == 'wal' else 'DELETE'}")
             self._conn.execute(f"PRAGMA synchronous={'NORMAL' if journal == 'wal' else 'FULL'}")
@@ -144,8 +148,14 @@ class RequestStore:
             raise
 
     def get(self, key: str, canonical: str | None = None) -> StoredResponse | None:
-        """The stored response of ``key``; with ``canonical``, only a row whose request is that text."""
-        row = self._conn.execute(_GET, (key,)).fetchone()
+        """The stored response of ``key``; with ``canonical``, only a row whose request is that text.
+        A damaged page met here raises :class:`StoreDamaged` (the request is not sent again)."""
+        try:
+            row = self._conn.execute(_GET, (key,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            if is_damage(exc):
+                raise StoreDamaged(self.path, f"is damaged ({exc})") from None
+            raise
         return StoredResponse(*row[:5]) if row and (canonical is None or row[5] == canonical) else None
 
     def put(
@@ -180,7 +190,26 @@ class RequestStore:
         self._conn.close()
 
 
-def open_read_only(path: Path, *, immutable_ok: bool = True) -> sqlite3.Connection:
+def _open_checked(path: Path, *, read_only: bool, check: str) -> sqlite3.Connection:
+    """A connection to the store file ``path`` (created when it does not exist, unless ``read_only``), after
+    the checks of an existing file: header (:func:`check_store_header`) and :func:`check_integrity`."""
+    check_store_header(path)  # an emptied or foreign file is refused, never re-created
+    existed = path.is_file()
+    if read_only:
+        conn = open_read_only(path, check=True)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None, check_same_thread=False)
+    try:
+        if existed:
+            check_integrity(conn, path, check)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def open_read_only(path: Path, *, immutable_ok: bool = True, check: bool = False) -> sqlite3.Connection:
     """Open an existing store without writing: ``mode=ro``, else ``immutable=1`` (a read-only directory,
     where SQLite cannot create the WAL index). ``immutable_ok=False`` (another job's shard, which may be
     written while we read): ``mode=ro`` only, so SQLite's locks and hot-journal check stay in force."""
@@ -195,9 +224,79 @@ def open_read_only(path: Path, *, immutable_ok: bool = True) -> sqlite3.Connecti
             return conn
         except sqlite3.Error as exc:
             conn.close()
+            if check and is_damage(exc):
+                raise StoreDamaged(path, f"is damaged ({exc})") from None
+            if check and "no such table" in str(exc):
+                raise StoreDamaged(path, NOT_A_STORE) from None
             last = exc
     assert last is not None
     raise last
+
+
+# -- integrity ---------------------------------------------------------------------------------------------
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_DAMAGE_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
+NOT_A_STORE = "is a SQLite database but not a request store (no responses table)"
+EMPTY_GRACE_S = 1.0  # a 0-byte store file may be one another process is creating: look again for this long
+
+
+class StoreDamaged(Exception):
+    """A store file that holds no usable store: empty (0 bytes), not a SQLite database, or damaged."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"the request store {path} {problem}")
+        self.path = Path(path)
+        self.problem = problem
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether a SQLite error means a damaged file (not a busy lock or a missing table)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in _DAMAGE_CODES
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
+def check_store_header(path: Path, grace_s: float = EMPTY_GRACE_S) -> None:
+    """Refuse an existing store file that is empty (0 bytes, after ``grace_s`` for one being created) or
+    does not start as a SQLite database. A path that does not exist passes (a new store is created)."""
+    deadline = _monotonic() + grace_s
+    while True:
+        try:
+            with path.open("rb") as f:
+                head = f.read(len(SQLITE_MAGIC))
+        except FileNotFoundError:
+            return
+        if head or _monotonic() >= deadline:
+            break
+        _sleep(0.05)
+    if not head:
+        raise StoreDamaged(
+            path, "exists but is empty (0 bytes): it holds no stored answer (was it truncated?)"
+        )
+    if head != SQLITE_MAGIC:
+        raise StoreDamaged(path, "is not a request store (not a SQLite database)")
+
+
+def check_integrity(conn: sqlite3.Connection, path: Path, check: str = "quick") -> None:
+    """Run ``PRAGMA quick_check`` (``check="full"``: ``integrity_check``, which also compares every index with
+    its table) and the store's own table; raise :class:`StoreDamaged` naming the first problem."""
+    pragma = "integrity_check" if check == "full" else "quick_check"
+    try:
+        problems = [row[0] for row in conn.execute(f"PRAGMA {pragma}(5)")]
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "responses" in tables:
+            conn.execute("SELECT COUNT(*) FROM responses").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if is_damage(exc):
+            raise StoreDamaged(path, f"is damaged ({exc})") from None
+        raise
+    if problems != ["ok"]:
+        found = " ".join(" ".join(problems).replace("*** in database main ***", "").split())
+        raise StoreDamaged(path, f"is damaged (PRAGMA {pragma}: {found[:240]})")
+    if tables and "responses" not in tables:  # (a database without tables: a store not yet initialised)
+        raise StoreDamaged(path, NOT_A_STORE)
 
 
 # -- shards ------------------------------------------------------------------------------------------------
@@ -291,17 +390,23 @@ class ShardedStore:
     - Writes go to the job's own shard only (single writer, rollback journal, ``synchronous=FULL``), so two
       machines never write one file and no WAL shared-memory index is needed.
     - Reads try the own shard, then every other shard (sorted by name) opened ``mode=ro``: a reader never
-      writes another job's file. A hit from another shard must carry this exact canonical request; an error
-      reading another shard (a writer mid-commit, a hot journal of a killed job, a damaged file) counts as
-      a miss for that shard: the request is then sent and stored in the own shard. Shards written by other
-      jobs during the run are picked up every few seconds.
+      writes another job's file. A hit from another shard must carry this exact canonical request; a passing
+      error reading another shard (a writer mid-commit, a hot journal of a killed job) counts as a miss for
+      that shard: the request is then sent and stored in the own shard. A shard that is damaged, empty
+      without a live writer, or not a store raises :class:`StoreDamaged` (its answers are never bought
+      again silently). Shards written by other jobs during the run are picked up every few seconds.
+    - ``check``: ``quick`` runs ``PRAGMA quick_check`` on the own shard at open and checks every other
+      shard's header when first seen; ``full`` runs ``PRAGMA integrity_check`` on every shard.
     - ``read_only=True`` (``llm.replay_only``) writes nothing: no shard, no lock.
     """
 
-    def __init__(self, directory: str | Path, *, job: str | None = None, read_only: bool = False) -> None:
+    def __init__(
+        self, directory: str | Path, *, job: str | None = None, read_only: bool = False, check: str = "quick"
+    ) -> None:
         self.directory = Path(directory)
         self.job = job
         self.read_only = read_only
+        self.check = check
         self._lock: Path | None = None
         self._own: RequestStore | None = None
         if read_only:
@@ -310,7 +415,7 @@ class ShardedStore:
         else:
             shard, self._lock = claim_shard(self.directory, job)
             try:
-                self._own = RequestStore(shard, job=job, journal="delete")
+                self._own = RequestStore(shard, job=job, journal="delete", check=check)
             except BaseException:
                 self._release()
                 raise
@@ -318,7 +423,11 @@ class ShardedStore:
         self._others: dict[Path, _Foreign] = {}
         self._scanned = -1e9
         self._spend_cache: dict[tuple[Path, str | None], tuple[tuple[int, int], float]] = {}
-        self._scan()
+        try:
+            self._scan()
+        except BaseException:
+            self.close()
+            raise
 
     def _scan(self, *, force: bool = False) -> None:
         """Find new shards and read the keys each shard gained since the last look (a shard whose size and
@@ -333,18 +442,22 @@ class ShardedStore:
                 continue
             shard = self._others.setdefault(path, _Foreign())
             sig = _signature(path)
-            if sig is None or sig == shard.sig:
+            if sig is None or sig == shard.sig or not self._usable(path, sig):
                 continue
             conn = self._other(path)
             if conn is None:
                 continue
             try:
+                if shard.sig is None and self.check == "full":
+                    check_integrity(conn, path, "full")
                 rows = conn.execute(
                     "SELECT rowid, key FROM responses WHERE rowid > ? ORDER BY rowid", (shard.last_rowid,)
                 ).fetchall()
             except sqlite3.Error as exc:  # a writer mid-commit, a hot journal: looked at again next time
                 log.debug("shard %s: %s", path, exc)
                 self._close(path)
+                if is_damage(exc):
+                    self._confirm_damage(path, exc)
                 continue
             shard.keys.update(hash(k) for _, k in rows)
             if rows:
@@ -353,6 +466,38 @@ class ShardedStore:
             if not shard.hits:
                 self._close(path)  # one open file per shard would not scale to sweeps of thousands of jobs
 
+    def _usable(self, path: Path, sig: tuple[int, int]) -> bool:
+        """Whether another job's shard can be read now: False while its job is creating it (0 bytes, a live
+        writer); :class:`StoreDamaged` for one that is empty with no writer, or not a SQLite database."""
+        if sig[0] == 0:
+            lock = path.with_name(path.name + LOCK_SUFFIX)
+            if lock.exists() and writer_alive(writer_holder(lock)):
+                return False
+        check_store_header(path, grace_s=0.0)
+        return True
+
+    def _confirm_damage(self, path: Path, exc: BaseException) -> None:
+        """Another job's shard read as damaged: look again (a reader on a network filesystem may meet a page
+        mid-write); raise :class:`StoreDamaged` when it stays damaged, return when it reads cleanly now."""
+        for _ in range(3):
+            _sleep(0.2)
+            try:
+                conn = open_read_only(path, immutable_ok=False)
+            except sqlite3.Error as again:
+                if not is_damage(again):
+                    return
+                continue
+            try:
+                check_integrity(conn, path, "quick")
+                return
+            except StoreDamaged:
+                continue
+            except sqlite3.Error:
+                return
+            finally:
+                conn.close()
+        raise StoreDamaged(path, f"is damaged ({exc})")
+
     def _other(self, path: Path) -> sqlite3.Connection | None:
         shard = self._others.setdefault(path, _Foreign())
         if shard.conn is None:
@@ -360,6 +505,8 @@ class ShardedStore:
                 shard.conn = open_read_only(path, immutable_ok=False)
             except (OSError, sqlite3.Error) as exc:
                 log.debug("shard %s not readable now (%s)", path, exc)
+                if isinstance(exc, sqlite3.Error) and is_damage(exc):
+                    self._confirm_damage(path, exc)
                 return None
         return shard.conn
 
@@ -390,6 +537,8 @@ class ShardedStore:
             except sqlite3.Error as exc:  # a writer mid-commit, a hot journal: a miss here, retried later
                 log.debug("shard %s: %s", path, exc)
                 self._close(path)
+                if is_damage(exc):
+                    self._confirm_damage(path, exc)
                 continue
             if row and (canonical is None or row[5] == canonical):
                 shard.hits += 1  # kept open: this job replays from it
@@ -417,8 +566,10 @@ class ShardedStore:
                 continue
             try:
                 value = spend_of(conn, job)
-            except sqlite3.Error:
+            except sqlite3.Error as exc:
                 self._close(path)
+                if is_damage(exc):
+                    self._confirm_damage(path, exc)
                 continue
             if sig is not None:
                 self._spend_cache[(path, job)] = (sig, value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 
 from trustsim import __version__
 from trustsim.rundir.schema import MANIFEST
-from trustsim.rundir.writer import write_json_atomic
+from trustsim.rundir.writer import json_default, write_json_atomic
 
 REASON_LIMIT = 500
 
@@ -86,7 +87,21 @@ class Manifest:
         self.data.setdefault("notes", []).append(text)
 
     def write(self) -> None:
-        write_json_atomic(self.path, self.data)
+        """Replace the file atomically; on a full disk (no room for the temporary copy) rewrite the existing
+        file in place, so a run that fails for lack of space can still say so."""
+        try:
+            write_json_atomic(self.path, self.data)
+        except OSError:
+            data = (json.dumps(self.data, indent=2, default=json_default) + "\n").encode("utf-8")
+            try:
+                held = self.path.stat()
+            except OSError:
+                held = None
+            if held is None or len(data) > max(held.st_size, held.st_blocks * 512):
+                raise  # in place would need new blocks too: the old manifest stays whole
+            with self.path.open("r+b") as f:  # the blocks the file already holds are reused
+                f.write(data)
+                f.truncate()
 
     def finish(self, status: str, failure: dict[str, Any] | None = None, **updates: Any) -> None:
         """Record the final status (``complete``/``failed``), the failure, timings and ``updates``

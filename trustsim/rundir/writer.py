@@ -9,6 +9,7 @@ loses at most the unit in progress; its last line may be cut, which every reader
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -140,15 +141,20 @@ class TableWriter:
         return csv_line(values)
 
     def flush(self) -> None:
-        """Write buffered lines out to the operating system (one write call)."""
+        """Write buffered lines out to the operating system (one write call; lines whose write failed are
+        dropped, never written twice)."""
         if self._pending and not self._fh.closed:
-            _write_all(self._fh, ("\n".join(self._pending) + "\n").encode("utf-8"))
-            self._pending.clear()
+            try:
+                _write_all(self._fh, ("\n".join(self._pending) + "\n").encode("utf-8"))
+            finally:
+                self._pending.clear()
 
     def close(self) -> None:
         if not self._fh.closed:
-            self.flush()
-            self._fh.close()
+            try:
+                self.flush()
+            finally:
+                self._fh.close()
 
 
 def _open_for_writing(path: Path) -> io.FileIO:
@@ -157,12 +163,18 @@ def _open_for_writing(path: Path) -> io.FileIO:
 
 
 def _write_all(fh: io.FileIO, data: bytes) -> None:
-    """Write all of ``data`` (a raw write may take only part of it)."""
-    written = fh.write(data) or 0
-    if written < len(data):
-        view = memoryview(data)
-        while written < len(data):
-            written += fh.write(view[written:]) or 0
+    """Write all of ``data`` (a raw write may take only part of it). A failed write (a full disk) raises
+    ``OSError`` naming the file."""
+    try:
+        written = fh.write(data) or 0
+        if written < len(data):
+            view = memoryview(data)
+            while written < len(data):
+                written += fh.write(view[written:]) or 0
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = fh.name
+        raise
 
 
 def write_table(path: Path, columns: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> int:
@@ -232,8 +244,10 @@ class RunRecorder:
                 else:
                     pending = [redact_text("\n".join(pending), self._secrets)]
             text = "\n".join(pending) + "\n"
-            _write_all(self._events, text.encode("utf-8"))
-            self._pending.clear()
+            try:
+                _write_all(self._events, text.encode("utf-8"))
+            finally:  # a failed write (a full disk) is reported once: its events are not written again
+                self._pending.clear()
         self._flushed_at = _monotonic()
 
     def table(self, name: str | TableSchema, columns: Iterable[str] | None = None) -> TableWriter:
@@ -253,15 +267,28 @@ class RunRecorder:
         return {name: t.rows for name, t in self._tables.items()}
 
     def close(self) -> None:
-        self.flush()
-        for table in self._tables.values():
-            table.close()
-        if not self._events.closed:
-            self._events.close()
+        """Write out what is buffered and close every file (all of them, even when a write fails)."""
+        try:
+            self.flush()
+        finally:
+            for table in self._tables.values():
+                with contextlib.suppress(OSError):
+                    table.close()  # (a failed flush above already reported the write error)
+            if not self._events.closed:
+                self._events.close()
 
 
 def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     """Write JSON via a temporary file and rename, so readers never see half a file."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=False, default=json_default) + "\n", encoding="utf-8")
+    try:
+        tmp.write_text(
+            json.dumps(data, indent=2, sort_keys=False, default=json_default) + "\n", encoding="utf-8"
+        )
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()  # no half-written copy left behind
+        if exc.filename is None:
+            exc.filename = str(path)
+        raise
     os.replace(tmp, path)

@@ -1,16 +1,19 @@
-"""``python -m trustsim.store [--path STORE|DIR] {info,prune,merge}``: the request store's size and counts;
-pruning; merging shards (``llm.store_dir``) into one store."""
+"""``python -m trustsim.store [--path STORE|DIR] {info,prune,merge,recover}``: the request store's size and
+counts; pruning; merging shards (``llm.store_dir``) into one store; recovering the readable answers of a
+damaged store into a new one. Every failure is one line on stderr and exit code 2, never a traceback."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from trustsim.store.manage import StoreCommandError, merge, prune, store_info
+from trustsim.llm.store import StoreDamaged
+from trustsim.store.manage import StoreCommandError, damage_message, merge, prune, recover, store_info
 
 DEFAULT_STORE = "outputs/request_store.sqlite"  # conf/llm/default.yaml llm.store_path
 
@@ -96,9 +99,25 @@ def _merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _recover(args: argparse.Namespace) -> int:
+    result = recover(args.path, args.out)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(
+        f"recovered {result['recovered']} response(s) from {result['source']} into {result['out']}; "
+        f"{result['unreadable']} unreadable (their requests are sent again when a run needs them)"
+    )
+    if result["integrity"] == "ok":
+        print("(the source passed PRAGMA quick_check: every response was copied)")
+    print(f"next: run with llm.store_path={result['out']} (the damaged file was left as it is)")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m trustsim.store", description="The request store: size and counts; pruning."
+        prog="python -m trustsim.store",
+        description="The request store: size and counts; pruning; merging; recovering a damaged store.",
     )
     parser.add_argument(
         "--path",
@@ -118,12 +137,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     m = sub.add_parser("merge", help="merge stores and shard directories into one store (dedup by key)")
     m.add_argument("sources", nargs="+", help="store files and/or shard directories (llm.store_dir)")
     m.add_argument("--out", required=True, help="the merged store (created, or added to)")
+    r = sub.add_parser(
+        "recover", help="copy every readable answer of a damaged store (--path) into a new store"
+    )
+    r.add_argument("--out", help="the new store (default: <name>-recovered.sqlite beside the damaged one)")
     args = parser.parse_args(argv)
     try:
-        return {"info": _info, "prune": _prune, "merge": _merge}[args.command](args)
+        return {"info": _info, "prune": _prune, "merge": _merge, "recover": _recover}[args.command](args)
     except StoreCommandError as exc:
-        print(f"trustsim.store: {exc}", file=sys.stderr)
-        return 2
+        message = str(exc)
+    except StoreDamaged as exc:
+        message = damage_message(exc)
+    except (sqlite3.Error, OSError) as exc:  # a store damaged in a way no check caught, a folder gone...
+        message = f"cannot read or write the store at {args.path}: {type(exc).__name__}: {exc}"
+        if isinstance(exc, sqlite3.Error):
+            message += f"; if it is damaged: python -m trustsim.store --path {args.path} recover"
+    print(f"trustsim.store: {message}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -17,6 +17,9 @@ from typing import Any
 from trustsim.llm.store import (
     COLUMNS,
     LOCK_SUFFIX,
+    StoreDamaged,
+    check_integrity,
+    check_store_header,
     has_job_column,
     migrate,
     open_read_only,
@@ -73,16 +76,35 @@ def store_files(path: str | Path) -> list[Path]:
 
 
 def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
+    """A connection to a store file that passed its checks (header, ``PRAGMA quick_check``, the table)."""
     if not path.is_file():
         raise StoreCommandError(f"no request store at {path} (set --path to the store, llm.store_path)")
     try:
+        check_store_header(path, grace_s=0.0)
         conn = (
             sqlite3.connect(str(path), timeout=30.0, isolation_level=None) if write else open_read_only(path)
         )
-        conn.execute("SELECT COUNT(*) FROM responses").fetchone()
+        try:
+            check_integrity(conn, path, "quick")
+            conn.execute("SELECT COUNT(*) FROM responses").fetchone()
+        except BaseException:
+            conn.close()
+            raise
+    except StoreDamaged as exc:
+        raise StoreCommandError(damage_message(exc)) from None
     except sqlite3.Error as exc:
-        raise StoreCommandError(f"{path} is not a usable request store ({exc})") from exc
+        raise StoreCommandError(f"{path} is not a usable request store ({exc})") from None
     return conn
+
+
+def damage_message(exc: StoreDamaged) -> str:
+    """A damaged, emptied or foreign store file, and what to do (``recover`` for a damaged one)."""
+    if "damaged" in exc.problem:
+        return (
+            f"{exc}; copy its readable answers into a new store with: "
+            f"python -m trustsim.store --path {exc.path} recover"
+        )
+    return str(exc)
 
 
 def _groups(conns: list[sqlite3.Connection], key: str, label: str) -> list[dict[str, Any]]:
@@ -299,3 +321,163 @@ def merge(sources: list[str | Path], out: str | Path) -> dict[str, Any]:
     finally:
         conn.close()
     return {"out": str(out), "sources": report, "added": sum(r["added"] for r in report), "responses": total}
+
+
+# -- recover -----------------------------------------------------------------------------------------------
+_TYPES: tuple[tuple[type, ...], ...] = (
+    (str,), (str,), (str, type(None)), (int,), (str,), (str,), (str,), (int,), (int,), (int, float), (int, float),
+    (int, float), (str, type(None)),
+)  # fmt: skip  # one per column of COLUMNS
+
+
+def recovered_path(source: Path) -> Path:
+    """Where ``recover`` writes by default: ``<stem>-recovered<suffix>`` beside the damaged file."""
+    return source.with_name(f"{source.stem}-recovered{source.suffix}")
+
+
+def recover(source: str | Path, out: str | Path | None = None) -> dict[str, Any]:
+    """Copy every readable response of the store file ``source`` (damaged, typically) into a new store ``out``
+    (default :func:`recovered_path`). The source is only read.
+
+    Rows are read along every path SQLite offers, so a damaged page loses only the rows it held: a scan in
+    rowid order resumed past each damaged stretch, the rowids the key and job indexes still list, then each
+    remaining rowid on its own. A row whose columns do not have their types is left out. Returns the counts:
+    ``recovered`` (written to ``out``), ``unreadable`` (rows known to exist that could not be read) and the
+    source's ``integrity`` (the first problem ``PRAGMA quick_check`` names, or ``ok``).
+    """
+    source, out = Path(source), Path(out) if out is not None else recovered_path(Path(source))
+    if source.is_dir():
+        raise StoreCommandError(
+            f"{source} is a shard directory: recover one shard file at a time (--path FILE)"
+        )
+    if not source.is_file():
+        raise StoreCommandError(f"no request store at {source} (set --path to the damaged store file)")
+    if out.exists():
+        raise StoreCommandError(f"{out} exists: recover writes a new store; choose another --out")
+    try:
+        check_store_header(source, grace_s=0.0)
+    except StoreDamaged as exc:
+        raise StoreCommandError(f"nothing to recover: {exc}") from None
+    conn = _open_damaged(source)
+    try:
+        integrity = _integrity(conn)
+        rows, unreadable = _readable_rows(conn)
+    finally:
+        conn.close()
+    _write_store(out, rows)
+    return {"source": str(source), "out": str(out), "recovered": len(rows), "unreadable": unreadable,
+            "integrity": integrity}  # fmt: skip
+
+
+def _open_damaged(path: Path) -> sqlite3.Connection:
+    uri = path.resolve().as_uri()
+    for flags in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{uri}?{flags}", uri=True, timeout=30.0)
+        try:
+            conn.execute("SELECT name FROM sqlite_master").fetchall()
+            return conn
+        except sqlite3.Error as exc:
+            conn.close()
+            last = exc
+    raise StoreCommandError(f"nothing to recover: {path} cannot be read at all ({last})")
+
+
+def _integrity(conn: sqlite3.Connection) -> str:
+    try:
+        first = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+    except sqlite3.Error as exc:
+        return str(exc)
+    return str(first)
+
+
+def _columns(conn: sqlite3.Connection) -> str:
+    try:
+        have = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+    except sqlite3.Error as exc:
+        raise StoreCommandError(f"nothing to recover: the store's schema cannot be read ({exc})") from None
+    if "key" not in have:
+        raise StoreCommandError("nothing to recover: the file holds no responses table")
+    return ", ".join(c if c in have else "NULL" for c in COLUMNS)
+
+
+def _readable_rows(conn: sqlite3.Connection) -> tuple[dict[int, tuple[Any, ...]], int]:
+    """Every readable row by rowid, and how many rows known to exist could not be read."""
+    select = f"SELECT rowid, {_columns(conn)} FROM responses"
+    rows: dict[int, tuple[Any, ...]] = {}
+    failed: set[int] = set()
+
+    def keep(row: tuple[Any, ...]) -> None:
+        if all(isinstance(v, t) for v, t in zip(row[1:], _TYPES, strict=True)):
+            rows[row[0]] = row[1:]
+        else:
+            failed.add(row[0])
+
+    known = _index_rowids(conn)
+    top = max([*known, _max_rowid(conn)], default=0)
+    last = 0
+    while True:  # a scan in rowid order, resumed past each damaged stretch
+        try:
+            for row in conn.execute(f"{select} WHERE rowid > ? ORDER BY rowid", (last,)):
+                last = row[0]
+                keep(row)
+            break
+        except sqlite3.DatabaseError:
+            last += 1
+            if last > top:
+                break
+    top = max(top, max(rows, default=0))
+    for rowid in sorted(set(range(1, top + 1)) | known):  # the rest, one by one
+        if rowid in rows or rowid in failed:
+            continue
+        try:
+            row = conn.execute(f"{select} WHERE rowid = ?", (rowid,)).fetchone()
+        except sqlite3.DatabaseError:
+            failed.add(rowid)
+            continue
+        if row is not None:
+            keep(row)
+        elif rowid in known:
+            failed.add(rowid)  # an index lists it, the table lost it
+    return rows, len(failed)
+
+
+def _index_rowids(conn: sqlite3.Connection) -> set[int]:
+    """Rowids the store's indexes list (read up to any damage)."""
+    found: set[int] = set()
+    for index in ("sqlite_autoindex_responses_1", "responses_job"):
+        try:
+            for (rowid,) in conn.execute(f"SELECT rowid FROM responses INDEXED BY {index}"):
+                if isinstance(rowid, int) and 0 < rowid < 2**40:
+                    found.add(rowid)
+        except sqlite3.Error:
+            continue
+    return found
+
+
+def _max_rowid(conn: sqlite3.Connection) -> int:
+    try:
+        value = conn.execute("SELECT MAX(rowid) FROM responses").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+    return value if isinstance(value, int) and value < 2**40 else 0
+
+
+def _write_store(out: Path, rows: dict[int, tuple[Any, ...]]) -> None:
+    """A new store (rollback journal, like a merge's) holding ``rows``, in their original order."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(str(out), isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=DELETE")
+            conn.execute("BEGIN IMMEDIATE")
+            migrate(conn)
+            placeholders = ", ".join("?" * len(COLUMNS))
+            conn.executemany(
+                f"INSERT OR IGNORE INTO responses ({', '.join(COLUMNS)}) VALUES ({placeholders})",
+                [rows[k] for k in sorted(rows)],
+            )
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreCommandError(f"cannot write the recovered store {out}: {exc}") from None
