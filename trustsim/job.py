@@ -31,7 +31,14 @@ from trustsim.schema import instantiate
 from trustsim.secrets import protect_run, redact, redact_argument
 from trustsim.seeding import stable_hash
 from trustsim.versions import git_revision, package_versions
-from trustsim.write_failure import EXIT_WRITE, WriteFailed, write_failure
+from trustsim.write_failure import (
+    EXIT_WRITE,
+    WriteFailed,
+    quiet_log_files,
+    release_space,
+    reserve_space,
+    write_failure,
+)
 
 T = TypeVar("T")
 
@@ -240,6 +247,7 @@ def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str], overrides:
     """:func:`run_job` while holding the run directory's lock."""
     logging.getLogger("MESA").setLevel(logging.WARNING)  # Mesa logs every step at INFO
     protect_run(cfg)  # the model's key variables are secrets wherever they would be written (logs too)
+    quiet_log_files()  # a job log on a full disk says so once, not a traceback per record
     write_hydra_record(run_dir, cfg)  # .hydra/ (under Hydra), from the redacted config
     try:
         valid = validate_config(cfg, overrides)
@@ -255,6 +263,7 @@ def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str], overrides:
     manifest.write()
     recorder = RunRecorder(run_dir, valid.game.unit.events if valid.game.unit is not None else None)
     ctx = JobContext(valid, identity, run_dir, recorder)
+    reserve = reserve_space(run_dir)  # freed before the last manifest write: room to say why on a full disk
     recorder.event(
         "run_start", run_id=identity.run_id, config_hash=identity.config_hash, world_hash=identity.world_hash
     )
@@ -301,6 +310,7 @@ def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str], overrides:
             raise
         if code == 0:
             status, failure, code = "failed", _report(failed), failed.exit_code
+    release_space(reserve)
     try:
         manifest.finish(
             status,

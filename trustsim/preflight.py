@@ -21,7 +21,7 @@ Nothing is written, so a refused command leaves no run directory, no ``.hydra/``
 from __future__ import annotations
 
 import contextlib
-import itertools
+import io
 import re
 import sys
 from collections.abc import Iterator
@@ -184,41 +184,69 @@ def _compose_job(hydra: Any, master: Any, job: list[str], overrides: list[str]) 
 
 
 def _distinct_jobs(hydra: Any, master: Any, overrides: list[str]) -> list[list[str]]:
-    """One job per distinct combination of group options of a sweep (the basic sweeper's expansion; value
-    sweeps are left at their first value, their elements having been checked one by one). Sweepers other
-    than the basic one (own sweep syntax): the master config only."""
+    """One job per distinct combination of group options among the sweep's jobs, as the configured sweeper
+    expands them (Hydra's basic sweeper, or a subclass such as trustsim's plan sweeper); every value a job
+    sets is checked too. A sweeper of another kind (its own sweep syntax): the master config only."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
+    from hydra.utils import get_class
     from omegaconf import OmegaConf
 
-    sweeper = master.hydra.get("sweeper") or {}
-    if not str(sweeper.get("_target_", "")).endswith("BasicSweeper"):
+    node = master.hydra.get("sweeper") or {}
+    try:
+        sweeper_class = get_class(str(node.get("_target_")))
+    except Exception:  # not importable here: left to Hydra
         return []
-    params = sweeper.get("params") or {}
+    if not issubclass(sweeper_class, BasicSweeper):
+        return []
+    params = node.get("params") or {}
     lines = [f"{k}={v}" for k, v in params.items()] + list(
         OmegaConf.to_container(master.hydra.overrides.task)
     )
     parser = OverridesParser.create(config_loader=hydra.config_loader)
-    final: dict[str, list[str]] = {}
     try:
-        for override in parser.parse_overrides(lines):
-            key = override.get_key_element()
-            if not override.is_sweep_override():
-                final[key] = [f"{key}={override.get_value_element_as_str()}"]
-                continue
+        parsed = parser.parse_overrides(lines)
+        for override in parsed:
             for value in _choices(override):
                 problem = config_problem(_nest(override.key_or_group, value))
                 if problem is not None:
                     raise Refused(*problem)
-            if not override.is_discrete_sweep():
-                continue  # a sweeper plugin's own syntax (interval): not ours to expand
-            options = [f"{key}={v}" for v in override.sweep_string_iterator()]
-            final[key] = (
-                options if hydra.config_loader.get_group_options(override.key_or_group) else options[:1]
-            )
+        sweeper = sweeper_class(max_batch_size=None, params=None)
+        with contextlib.redirect_stderr(io.StringIO()):  # the sweeper announces its plan when it runs
+            jobs = [job for batch in sweeper.split_arguments(parsed, None) for job in batch]
+        _check_job_values(parser, jobs, set(lines))
     except HydraException as exc:
         raise _explain(hydra, exc, str(master.hydra.job.config_name), overrides) from None
-    return [list(job) for job in itertools.product(*final.values())]
+    groups: dict[str, bool] = {}
+
+    def is_group(line: str) -> bool:
+        name = line.partition("=")[0].lstrip("+~").partition("@")[0]
+        if name not in groups:
+            groups[name] = bool(hydra.config_loader.get_group_options(name))
+        return groups[name]
+
+    distinct: dict[tuple[str, ...], list[str]] = {}
+    for job in jobs:
+        distinct.setdefault(tuple(line for line in job if is_group(line)), list(job))
+    return list(distinct.values())
+
+
+_NUMBER = re.compile(r"^[+~]*[\w.@/-]+=-?\d+(\.\d+)?$")
+
+
+def _check_job_values(parser: Any, jobs: list[list[str]], checked: set[str]) -> None:
+    """Check the values of the job lines the command line did not spell out (a plan's, a sweep's elements):
+    each distinct line once; numbers need no look."""
+    for line in {line for job in jobs for line in job} - checked:
+        if _NUMBER.match(line):
+            continue
+        problem = override_problem(line)
+        if problem is None:
+            (override,) = parser.parse_overrides([line])
+            problem = config_problem(_nest(override.key_or_group, override.value()))
+        if problem is not None:
+            raise Refused(*problem)
 
 
 def check_config(cfg: Any) -> None:

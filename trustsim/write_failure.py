@@ -4,13 +4,20 @@ Any writer of a job (the run recorder, the manifest, ``.hydra/``, the request st
 (``ENOSPC``, a quota, a file-size limit), an I/O error or a folder that turned read-only. The job then stops
 with a ``failed`` manifest (if it can still be written), exit code 3 and a reason that names the path; the
 request store keeps every answer already stored, so re-running the same command once the cause is fixed
-sends only what is missing. :func:`write_failure` tells such an error from any other.
+sends only what is missing. :func:`write_failure` tells such an error from any other. So that the failure can
+be recorded on a disk that is full, the job keeps a small reserve file in its run directory while it runs
+(:func:`reserve_space`) and frees it before its last manifest write; a job log that can no longer be written
+says so once (:func:`quiet_log_files`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import functools
+import logging
 import sqlite3
+import sys
 from pathlib import Path
 
 from trustsim.errors import TrustsimError
@@ -63,3 +70,59 @@ def advice(code: int, path: Path, key: str | None = None) -> str:
     else:
         first = f"check the disk that holds {folder} (an I/O error){other}"
     return f"{first}, then re-run the same command: answers already in the request store are replayed, not sent again"
+
+
+def quiet_log_files() -> None:
+    """A job log file that can no longer be written (the disk holding the run directory is full) says so once
+    on stderr and is dropped, instead of printing a traceback for every later record (logging's default).
+    Applies to the file handlers configured now (Hydra's ``<job>.log``), one handler at a time."""
+    loggers = [logging.getLogger()] + [
+        lg for lg in logging.Logger.manager.loggerDict.values() if isinstance(lg, logging.Logger)
+    ]
+    for logger in loggers:
+        for handler in list(logger.handlers):
+            if isinstance(handler, logging.FileHandler) and not getattr(handler, "_trustsim_quiet", False):
+                handler._trustsim_quiet = True  # type: ignore[attr-defined]
+                handler.handleError = functools.partial(_drop_log_file, logger, handler)  # type: ignore[method-assign]
+
+
+def _drop_log_file(logger: logging.Logger, handler: logging.FileHandler, record: logging.LogRecord) -> None:
+    exc = sys.exc_info()[1]
+    if not isinstance(exc, OSError):
+        logging.Handler.handleError(handler, record)
+        return
+    logger.removeHandler(handler)
+    with contextlib.suppress(Exception):
+        handler.close()
+    print(f"trustsim: the job log {handler.baseFilename} cannot be written ({_reason(exc)}); it stops here",
+          file=sys.stderr)  # fmt: skip
+
+
+def _reason(exc: BaseException) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
+
+
+RESERVE = ".trustsim-reserve"
+RESERVE_BYTES = 32 * 1024
+
+
+def reserve_space(run_dir: Path) -> Path | None:
+    """Set aside ``RESERVE_BYTES`` in the run directory (a file of zeros, deleted when the job ends): on a disk
+    that fills up during the run, freeing it leaves room to record the failure in the manifest. None when
+    even that cannot be written (the job then runs without it)."""
+    path = Path(run_dir) / RESERVE
+    try:
+        with path.open("wb") as f:
+            f.write(bytes(RESERVE_BYTES))
+    except OSError:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return None
+    return path
+
+
+def release_space(reserve: Path | None) -> None:
+    """Give the reserved space back (before the manifest's last write)."""
+    if reserve is not None:
+        with contextlib.suppress(OSError):
+            reserve.unlink()
