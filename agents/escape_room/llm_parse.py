@@ -11,7 +11,7 @@ from typing import Any
 from games.escape_room.types import Action
 from trustsim.llm.decision import json_objects
 
-MAX_PARSE_CHARS = 50_000  # longer answers are parsed from their first 50,000 characters only
+MAX_PARSE_CHARS = 50_000  # the DECISION: form is read from an answer's first 50,000 characters only
 MAX_JSON_STARTS = 50  # '{' positions tried before giving up (bounded work on hostile text)
 PUZZLES = (1, 2, 3, 4)
 _DECISION = re.compile(r"DECISION\s*:\s*(?P<body>[^\n]*)", re.IGNORECASE)
@@ -164,8 +164,8 @@ def parse_decision(text: str | None) -> Parsed:
     """Parse a decision answer. Never raises: bad input gives ``Parsed(action=None, error=...)``."""
     if not text or not text.strip():
         return Parsed(None, error="empty answer")
+    objects = _json_objects(text)  # bounded by the decision kit (a long, well-formed answer is read whole)
     text = text[:MAX_PARSE_CHARS]
-    objects = _json_objects(text)
     first_error: Parsed | None = None
     for obj in objects:
         if "action" not in obj:

@@ -118,6 +118,15 @@ CASES: list[Case] = [
     Case("llm_cache_not_bool", llm("llm.cache=maybe"), 2, "llm.cache"),
     Case("llm_store_path_empty", llm("llm.store_path="), 2, "llm.store_path"),
     Case("llm_store_under_a_file", llm("llm.store_path={tmp}/a_file/store.sqlite"), 2, "llm.store_path"),
+    Case("llm_store_check_choice", llm("llm.store_check=thorough"), 2, "llm.store_check"),
+    Case(
+        "llm_store_dir_is_a_file",
+        llm("llm.store_dir={tmp}/a_file"),
+        2,
+        "llm.store_dir",
+        stderr_has=("folder of shards",),
+        stderr_lacks=("replay_only",),
+    ),
     Case(
         "llm_replay_only_without_store",
         llm("llm.replay_only=true", "llm.store_path={tmp}/missing.sqlite"),

@@ -38,7 +38,8 @@ from trustsim.llm.types import ChatRequest
 T = TypeVar("T")
 Format = Literal["json", "text"]
 
-MAX_PARSE_CHARS = 50_000  # answers are parsed from their first 50,000 characters only
+MAX_PARSE_CHARS = 50_000  # an answer's objects must start within its first 50,000 characters
+MAX_OBJECT_CHARS = 1_000_000  # ... and one may run this far (a well-formed answer with a long reasoning)
 MAX_JSON_STARTS = 50  # '{' positions tried before giving up (bounded work on hostile text)
 _DECODER = json.JSONDecoder(strict=False)  # raw control characters inside strings are tolerated; stateless
 _FENCE_OPEN = re.compile(r"```(?:json|JSON)?")
@@ -138,11 +139,13 @@ class Decoding:
 def json_objects(text: str) -> Iterator[dict[str, Any]]:
     """JSON objects in the text, in order: the whole text, fenced blocks, then objects at each '{'.
 
-    Bounded work on hostile input: the first :data:`MAX_PARSE_CHARS` characters, at most
-    :data:`MAX_JSON_STARTS` start positions, deep nesting skipped. Raw control characters inside strings
-    are tolerated.
+    Bounded work on hostile input: objects start within the first :data:`MAX_PARSE_CHARS` characters, at
+    most :data:`MAX_JSON_STARTS` start positions, and one object may run up to :data:`MAX_OBJECT_CHARS`
+    (a well-formed answer whose reasoning is long is still read whole); deep nesting skipped. Raw control
+    characters inside strings are tolerated.
     """
-    text = text[:MAX_PARSE_CHARS]
+    head = text[:MAX_PARSE_CHARS]
+    text = text[:MAX_OBJECT_CHARS]
     stripped = text.strip()
     if stripped.startswith("{") and stripped.endswith("}"):
         try:
@@ -160,17 +163,17 @@ def json_objects(text: str) -> Iterator[dict[str, Any]]:
         if isinstance(obj, dict):
             yield obj
     decoder = _DECODER
-    start, tries = text.find("{"), 0
+    start, tries = head.find("{"), 0
     while start != -1 and tries < MAX_JSON_STARTS:
         tries += 1
         try:
             obj, end = decoder.raw_decode(text, start)
         except (ValueError, RecursionError):
-            start = text.find("{", start + 1)
+            start = head.find("{", start + 1)
             continue
         if isinstance(obj, dict):
             yield obj
-        start = text.find("{", end)
+        start = head.find("{", end)
 
 
 def _fenced(text: str) -> Iterator[str]:

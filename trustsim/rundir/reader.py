@@ -21,6 +21,7 @@ counted once: :func:`discover_runs` keeps the first by path and reports how many
 from __future__ import annotations
 
 import bisect
+import contextlib
 import io
 import json
 import logging
@@ -57,6 +58,42 @@ def _warn(message: str) -> None:
 
 
 # -- discovery --------------------------------------------------------------------------------------------
+def _tables_digest(path: Path) -> str:
+    """A digest of a run directory's CSV tables (names and bytes): equal digests, the same results."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for table in sorted(path.glob("*.csv")):
+        digest.update(table.name.encode() + b"\0")
+        with contextlib.suppress(OSError):
+            digest.update(table.read_bytes())
+    return digest.hexdigest()
+
+
+def _warn_without_identity(runs: list[Run]) -> None:
+    """Warn about kept runs whose manifest lacks ``run_id`` or ``config_hash``: a copy of them cannot be told
+    from another run, so it would be counted twice. Named as a likely duplicate when its tables are
+    byte-identical to another kept run's."""
+    anonymous = [r for r in runs if not r.manifest.get("run_id") or not r.manifest.get("config_hash")]
+    if not anonymous:
+        return
+    digests: dict[str, list[Path]] = {}
+    for run in runs:
+        digests.setdefault(_tables_digest(run.path), []).append(run.path)
+    for run in anonymous:
+        twins = [p for p in digests[_tables_digest(run.path)] if p != run.path]
+        same = (
+            f"; its tables are identical to {twins[0]}'s: probably a copy, counted twice (remove it or restore "
+            "its manifest)"
+            if twins
+            else ""
+        )
+        _warn(
+            f"{run.path / 'manifest.json'} has no run identity (run_id and config_hash): a duplicate of this run "
+            f"cannot be recognised, so it is counted as a run of its own{same}"
+        )
+
+
 @dataclass(frozen=True)
 class Run:
     """One run directory and its parsed manifest."""
@@ -233,6 +270,7 @@ def discover_runs(
         kept[key] = run
         out.runs.append(run)
     out.runs.sort(key=lambda r: str(r.path))
+    _warn_without_identity(out.runs)
     for path, why in out.excluded:
         log.info("excluded %s: %s", path, why)
     if out.duplicates:
