@@ -23,7 +23,7 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from trustsim.config import conf_dir, to_container
+from trustsim.config import conf_dir, label_problem, to_container
 from trustsim.errors import ConfigError
 from trustsim.job import _fail_early, run_job
 from trustsim.preview import run_preview
@@ -134,7 +134,10 @@ def run(
         result = load(target)
         result.exit_code = 2
         return result
-    target = Path(run_dir) if run_dir is not None else default_run_dir(str(cfg.get("name") or "default"))
+    name = cfg.get("name") or "default"
+    if label_problem(name) is not None:  # a path, not a label: the job refuses it, from the default folder
+        name = experiment or "default"
+    target = Path(run_dir) if run_dir is not None else default_run_dir(str(name))
     code = run_config(cfg, target, _overrides(experiment, overrides))
     result = load(target)
     result.exit_code = code

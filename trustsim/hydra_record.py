@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from trustsim.secrets import redact, redact_argument
+from trustsim.secrets import redact, redact_argument, redact_assignments
 
 RECORD_DIR = ".hydra"
 
@@ -29,7 +29,7 @@ def write_hydra_record(run_dir: Path, cfg: Mapping[str, Any]) -> list[Path]:
         return []
     hydra_cfg = HydraConfig.get()
     overrides = [redact_argument(str(o)) for o in hydra_cfg.overrides.task]
-    hydra_node = redact(OmegaConf.to_container(hydra_cfg, resolve=False, enum_to_str=True))
+    hydra_node = redact_hydra_node(OmegaConf.to_container(hydra_cfg, resolve=False, enum_to_str=True))
     folder = Path(run_dir) / RECORD_DIR
     folder.mkdir(parents=True, exist_ok=True)
     files = {
@@ -47,3 +47,33 @@ def _write_yaml(path: Path, data: Any) -> Path:
     tmp.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def redact_hydra_node(node: dict[str, Any]) -> dict[str, Any]:
+    """Hydra's own settings (the ``hydra`` node) with secrets replaced, the override lists and the job's
+    ``override_dirname`` (``key=value,...``) included."""
+    out = redact(node)
+    overrides = out.get("overrides")
+    if isinstance(overrides, dict):
+        for name, lines in overrides.items():
+            if isinstance(lines, list):
+                overrides[name] = [redact_argument(str(line)) for line in lines]
+    job = out.get("job")
+    if isinstance(job, dict) and isinstance(job.get("override_dirname"), str):
+        job["override_dirname"] = redact_assignments(job["override_dirname"])
+    return out
+
+
+def redacted_config(cfg: Any) -> Any:
+    """A composed config (a DictConfig with its ``hydra`` node) with every secret replaced, for a file Hydra
+    writes from it (a sweep's ``multirun.yaml``); ``cfg`` itself when it holds none (the preflight refused
+    any it found). The copy keeps the resolver cache, so ``${now:...}`` stays the sweep's time."""
+    from omegaconf import OmegaConf
+
+    plain = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
+    clean = {k: redact_hydra_node(v) if k == "hydra" else redact(v) for k, v in plain.items()}
+    if clean == plain:
+        return cfg
+    out = OmegaConf.create(clean)
+    OmegaConf.copy_cache(from_config=cfg, to_config=out)
+    return out

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
+from omegaconf import DictConfig
 
 from hydra_plugins.trustsim_sweeper.plan_file import PlanFileError, PlanJobs, read_plan
 
@@ -26,7 +28,14 @@ def _key(text: str) -> str:
 
 
 class TrustsimSweeper(BasicSweeper):
-    """The basic sweeper, expanding ``+plan=PLAN.csv`` into the plan's jobs."""
+    """The basic sweeper, expanding ``+plan=PLAN.csv`` into the plan's jobs. The ``multirun.yaml`` it saves in
+    the sweep directory is written from the redacted config (:func:`trustsim.hydra_record.redacted_config`)."""
+
+    def setup(self, *, hydra_context: Any, task_function: Any, config: DictConfig) -> None:
+        from trustsim.hydra_record import redacted_config
+
+        super().setup(hydra_context=hydra_context, task_function=task_function, config=config)
+        self.config = redacted_config(config)  # what sweep() saves as multirun.yaml
 
     def split_arguments(  # type: ignore[override]
         self, overrides: list[Override], max_batch_size: int | None

@@ -12,6 +12,8 @@ anything is written.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,7 @@ import yaml
 
 from trustsim.llm.fake_server import FakeServer
 
-from .helpers import REPO, TRACEBACK, manifest, run_batch
+from .helpers import REPO, TRACEBACK, cli_env, manifest, run_batch
 
 BAYES = ["agent=bayes", "game.games=1"]
 KEY = "sk-cnryPreflightKey0123456789"
@@ -140,3 +142,29 @@ def test_hydra_record_is_written_by_trustsim(drill) -> None:
     hydra = yaml.safe_load((record / "hydra.yaml").read_text())["hydra"]
     assert hydra["output_subdir"] is None and hydra["runtime"]["choices"]["agent"] == "bayes"
     assert yaml.safe_load((record / "overrides.yaml").read_text())[-1] == "seed=4"
+
+
+BYPASS = "import sys; sys.argv = ['trustsim', *sys.argv[1:]]; from trustsim.__main__ import _job; _job()"
+
+
+def test_past_the_preflight_nothing_written_holds_the_key(tmp_path) -> None:
+    """Defence in depth: Hydra's entry called without the preflight (as a library caller might), a sweep over a
+    model file that carries a key. Each job refuses it (exit 2, failed manifest), and neither ``multirun.yaml``
+    (the sweeper saves a redacted copy) nor a job's ``.hydra/`` (trustsim's record) nor any other file holds it."""
+    conf = tmp_path / "conf"
+    _model_file(conf, "leaky", params={"extra_headers": {"X-Trace": KEY}, "api_token": "cnryBypassTok9"})
+    sweep = tmp_path / "sweep"
+    args = ["-m", "--config-dir", str(conf), "agent=llm", "game.games=1", "model=leaky", "seed=1,2",
+            f"llm.store_path={tmp_path / 's.sqlite'}", f"hydra.sweep.dir={sweep}"]  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", BYPASS, *args], cwd=tmp_path, env=cli_env(), capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert TRACEBACK not in done.stderr, done.stderr[-3000:]
+    jobs = sorted(p for p in sweep.iterdir() if p.is_dir())
+    assert len(jobs) == 2 and (sweep / "multirun.yaml").is_file()
+    for job in jobs:
+        m = manifest(job)
+        assert m["status"] == "failed" and "model.params" in m["failure"]["reason"]
+        assert (job / ".hydra" / "config.yaml").is_file()
+    for path in [p for p in sweep.rglob("*") if p.is_file()]:
+        data = path.read_bytes()
+        assert KEY.encode() not in data and b"cnryBypassTok9" not in data, path
