@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from trustsim.errors import ConfigError
 from trustsim.schema import build, opt
-from trustsim.secrets import ENV_NAME, HOW_TO_PASS_KEYS, is_secret_param, looks_like_key
+from trustsim.secrets import ENV_NAME, HOW_TO_PASS_KEYS, is_secret_param, looks_like_key, url_problem
 
 LOCAL_MAX_REASONING_CHARS = 1000  # llama.cpp refuses grammars with much larger bounded repetitions
 # Params whose nested names are headers (checked for secrets at every level); other nested mappings (JSON
@@ -158,8 +158,8 @@ def _check_api_base(url: str, key: str) -> None:
         raise ConfigError(key, f"not a valid URL ({exc}); expected e.g. http://127.0.0.1:8000/v1") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(key, "expected an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1")
-    if parts.username or parts.password:
-        raise ConfigError(key, "credentials in the URL are not accepted; " + HOW_TO_PASS_KEYS)
+    if (problem := url_problem(url)) is not None:  # user:pass@, or a key in the query string (?key=...)
+        raise ConfigError(key, problem)
 
 
 def _check_env_name(name: str, key: str) -> None:
