@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from trustsim.secrets import redact, redact_argument, redact_assignments
 
 RECORD_DIR = ".hydra"
@@ -41,8 +43,6 @@ def write_hydra_record(run_dir: Path, cfg: Mapping[str, Any]) -> list[Path]:
 
 
 def _write_yaml(path: Path, data: Any) -> Path:
-    import yaml
-
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     os.replace(tmp, path)

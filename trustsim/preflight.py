@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import sys
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
+from trustsim.config import label_problem
+from trustsim.schema import closest
 from trustsim.secrets import config_problem, override_problem, redact_text
 
 REFUSED = "(refused before anything was written)"
@@ -89,8 +92,6 @@ def check_command_line(argv: list[str], config_path: str, calling_file: str) -> 
 def hydra_loader(args: Any, config_path: str, calling_file: str) -> Iterator[Any]:
     """Hydra's ``Hydra`` object (its config loader) with the search path ``@hydra.main`` builds for ``args``;
     the global Hydra instance is restored afterwards."""
-    import os
-
     from hydra._internal.hydra import Hydra
     from hydra._internal.utils import create_automatic_config_search_path
     from hydra.core.config_search_path import SearchPathQuery
@@ -252,8 +253,6 @@ def _check_job_values(parser: Any, jobs: list[list[str]], checked: set[str]) -> 
 def check_config(cfg: Any) -> None:
     """Refuse a composed config (a DictConfig with its ``hydra`` node) that carries a secret or whose ``name``
     is not a label."""
-    from trustsim.config import label_problem
-
     task = _plain(cfg)
     problem = config_problem(task)
     if problem is not None:
@@ -300,8 +299,6 @@ def _explain(hydra: Any, exc: Exception, config_name: str, overrides: list[str])
     """Hydra's composition error as a :class:`Refused` naming the key and the fix."""
     from hydra.errors import MissingConfigException
 
-    from trustsim.schema import closest
-
     message = str(exc)
     if isinstance(exc, MissingConfigException) and exc.missing_cfg_file and exc.options:
         group, _, option = str(exc.missing_cfg_file).rpartition("/")
@@ -344,8 +341,6 @@ def _unknown_key_hint(hydra: Any, key: str, config_name: str, overrides: list[st
     override), and the ``+`` prefix for a new one."""
     from hydra.types import RunMode
     from omegaconf import OmegaConf
-
-    from trustsim.schema import closest
 
     parent, _, leaf = key.rpartition(".")
     hint = ""

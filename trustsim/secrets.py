@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 REDACTED = "***redacted***"
 MIN_SECRET_LEN = 8  # shorter values are not redacted (they would mangle ordinary text)
@@ -136,8 +137,6 @@ def url_problem(text: str, secrets: Iterable[str] | None = None) -> str | None:
     """Why a URL may not be written anywhere (None when it is no URL or holds no secret): credentials before the
     host (``user:password@``), a key in the query string or fragment (``?key=``, ``api_key=``, ``token=``,
     ``sig=``...), or a key-shaped path segment."""
-    from urllib.parse import parse_qsl, urlsplit
-
     text = text.strip()
     if "://" not in text or any(c.isspace() for c in text):
         return None

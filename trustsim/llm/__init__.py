@@ -6,6 +6,7 @@ returns a :class:`ChatResponse`. litellm is imported lazily, on the first call t
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -116,8 +117,6 @@ def open_store(
 
 def _open_advice(path: Path, exc: BaseException, key: str, *, read_only: bool) -> str:
     """What to do about a store path that cannot be opened: the advice fits the cause."""
-    import errno
-
     code = getattr(exc, "errno", None)
     if key == "llm.store_dir" and (code in (errno.ENOTDIR, errno.EEXIST) or path.is_file()):
         return (

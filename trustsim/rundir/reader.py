@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import hashlib
 import io
 import json
 import logging
@@ -60,8 +61,6 @@ def _warn(message: str) -> None:
 # -- discovery --------------------------------------------------------------------------------------------
 def _tables_digest(path: Path) -> str:
     """A digest of a run directory's CSV tables (names and bytes): equal digests, the same results."""
-    import hashlib
-
     digest = hashlib.sha256()
     for table in sorted(path.glob("*.csv")):
         digest.update(table.name.encode() + b"\0")
