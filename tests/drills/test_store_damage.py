@@ -211,7 +211,7 @@ def test_store_commands_never_print_a_traceback(first_run, tmp_path, capsys) -> 
 
 def test_a_full_check_is_an_option(first_run, tmp_path) -> None:
     store = _copy(first_run, "full.sqlite")
-    with pytest.raises(Exception, match="must be one of quick, full"):
+    with pytest.raises(Exception, match="expected one of quick, full"):
         from trustsim.llm.config import parse_llm_config
 
         parse_llm_config({"store_check": "thorough"})
