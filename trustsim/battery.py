@@ -124,6 +124,12 @@ def format_plan(plans: Sequence[PartPlan], size: str, model: str) -> str:
             f"prompt tokens {total.prompt_tokens:,}, completion ~{total.completion_tokens:,}; "
             f"estimated cost {cost} (trustsim.preview)"
         )
+        if total.reasoning_unmeasured:
+            lines.append(
+                f"  the estimate counts visible answers only for {total.reasoning_unmeasured:,} requests of a model "
+                "that reasons (hidden reasoning is bounded by the range's high end): a smaller battery run first "
+                "(card.size=smoke) stores answers whose median the next plan uses"
+            )
     else:
         lines.append(
             "  expected requests / cost: trustsim.preview is not available; the decisions above bound them"

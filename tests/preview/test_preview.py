@@ -15,6 +15,8 @@ import pytest
 from trustsim import api
 from trustsim.llm.fake_server import FakeServer
 from trustsim.preview import Estimate, estimate
+from trustsim.preview.lengths import MIN_OBSERVED, REASONED_ANSWER_TOKENS, AnswerLengths, Central
+from trustsim.preview.report import lines as preview_lines
 
 REPO = Path(__file__).resolve().parents[2]
 PRICE = "model.price={input_per_mtok: 2.0, output_per_mtok: 8.0}"
@@ -197,7 +199,7 @@ def test_cli_preview_of_a_sweep_needs_no_key_and_writes_no_run(tmp_path: Path) -
     out = proc.stdout
     assert out.count("trustsim: preview (nothing sent) of") == 4
     assert "preview total over 4 jobs" in out
-    assert "cost $" in out and "price gpt-5.1: $1.25 in / $10 out per Mtok" in out
+    assert "cost ≈ $" in out and " expected ($" in out and "price gpt-5.1: $1.25 in / $10 out per Mtok" in out
     assert "requests 132–" in out  # 4 jobs × 11 games × 3 seats at the least
     outputs = tmp_path / "outputs"
     assert sorted(p.name for p in outputs.iterdir()) == ["previews"]  # no runs, sweeps or request store
@@ -291,3 +293,43 @@ def test_with_an_llm_verifier_every_decision_may_verify(tmp_path: Path, prompt: 
     assert est.invalid == 0
     assert est.requests == 2 * est.decisions  # each decision's verification call
     assert est.requests_low == est.decisions_low == 2 * 3
+
+
+def test_the_expected_cost_uses_the_stores_median_answer_after_a_pilot(tmp_path: Path) -> None:
+    """Before any answer of the model is stored the expected completion tokens come from the priors; after a
+    one-game pilot, from the median stored answer of the model and purpose (trustsim.preview.lengths)."""
+    store = tmp_path / "store.sqlite"
+    with FakeServer() as server:
+        common = [*fake_model(server), f"llm.store_path={store}", "agent.prompt=trustsim"]
+        before = estimate(api.compose("mid2strike", [*common, "seed=1", "game.games=2"]))
+        assert before.completion_basis == ("prior",) and before.completion_observed == 0
+        assert before.cost_low < before.cost_estimate < before.cost_high
+        assert api.run("mid2strike", [*common, "game.games=1"], tmp_path / "pilot").exit_code == 0
+        after = estimate(api.compose("mid2strike", [*common, "seed=1", "game.games=2"]))
+        assert server.requests  # the pilot's
+    with sqlite3.connect(store) as conn:
+        stored = sorted(r[0] for r in conn.execute("SELECT completion_tokens FROM responses"))
+    median = (stored[(len(stored) - 1) // 2] + stored[len(stored) // 2]) / 2
+    assert after.completion_basis == ("observed",) and after.completion_observed == after.to_send > 0
+    assert after.completion_tokens == after.to_send * round(median)
+    assert after.cost_estimate == pytest.approx((after.prompt_tokens * 2 + after.completion_tokens * 8) / 1e6)
+    assert "the median answer of this model in the request store" in "\n".join(preview_lines(after))
+
+
+def test_expected_answer_lengths_stay_between_the_stand_in_and_the_bound() -> None:
+    class Store:
+        def __init__(self, lengths: list[int]) -> None:
+            self.lengths = lengths
+
+        def answer_lengths(self, model: str, purpose: str) -> list[int]:
+            return self.lengths if purpose == "decision" else []
+
+    few = AnswerLengths(Store([900] * (MIN_OBSERVED - 1)))  # too few answers: the prior
+    few._reasons["m"] = True
+    assert few.central("m", "decision", 10, 16384) == Central(REASONED_ANSWER_TOKENS, "prior", True)
+    assert few.central("m", "decision", 10, 50) == Central(50, "prior", False)  # the cap bounds it
+    assert few.central("m", "solve", 2, 50) == Central(2, "prior", True)  # a number: the stand-in's
+    many = AnswerLengths(Store([100, 300, 900, 2000, 4000]))
+    assert many.central("m", "decision", 10, 16384) == Central(900, "observed", False)
+    assert many.central("m", "decision", 10, 500) == Central(500, "observed", False)
+    assert AnswerLengths(None).central("m", "reflection", 5, 100) == Central(100, "prior", False)

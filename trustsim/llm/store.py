@@ -112,6 +112,12 @@ def spend_of(conn: sqlite3.Connection, job: str | None = None) -> float:
     return float(conn.execute(sql, (job,)).fetchone()[0])
 
 
+def answer_lengths_of(conn: sqlite3.Connection, model: str, purpose: str) -> list[int]:
+    """Completion tokens of every answer stored in one store file for ``model`` and ``purpose``."""
+    sql = "SELECT completion_tokens FROM responses WHERE model = ? AND purpose = ?"
+    return [int(row[0]) for row in conn.execute(sql, (model, purpose))]
+
+
 class RequestStore:
     """A SQLite request store. Every ``put`` commits, so a killed run loses at most in-flight calls.
 
@@ -179,6 +185,11 @@ class RequestStore:
     def spend(self, job: str | None = None) -> float:
         """Recorded spend in USD: all rows, or those sent by ``job``."""
         return spend_of(self._conn, job)
+
+    def answer_lengths(self, model: str, purpose: str) -> list[int]:
+        """Completion tokens of the stored answers of ``model`` (litellm id) for ``purpose`` (preview's
+        expected answer lengths)."""
+        return answer_lengths_of(self._conn, model, purpose)
 
     def __len__(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
@@ -575,6 +586,17 @@ class ShardedStore:
                 self._spend_cache[(path, job)] = (sig, value)
             total += value
         return total
+
+    def answer_lengths(self, model: str, purpose: str) -> list[int]:
+        """Completion tokens of the stored answers of ``model`` for ``purpose``, over every shard."""
+        self._scan(force=True)
+        out = self._own.answer_lengths(model, purpose) if self._own is not None else []
+        for path in list(self._others):
+            conn = self._other(path)
+            if conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    out += answer_lengths_of(conn, model, purpose)
+        return out
 
     def __len__(self) -> int:
         return len(self.keys())

@@ -23,6 +23,7 @@ from trustsim.llm.store import RequestStore, ShardedStore, StoredResponse
 from trustsim.llm.transport import CallResult
 from trustsim.llm.types import ChatRequest, ChatResponse
 from trustsim.preview import standin
+from trustsim.preview.lengths import AnswerLengths, Central
 
 # The round being played in the current task (set by the preview's recorder from ``round_start`` events;
 # None between games): which requests a shorter game would not make.
@@ -36,10 +37,11 @@ class CallInfo:
 
     prompt_tokens: int
     completion_min: int  # the stand-in answer's tokens
-    completion_est: int  # from the schema, else the token cap
-    completion_cap: int  # the token cap, else the estimate
-    basis: str  # schema | max_tokens | stand-in
+    completion_bound: int  # the longest answer the schema allows, else the token cap
+    completion_cap: int  # the token cap, else the bound
+    basis: str  # what bounds the answer: schema | max_tokens | stand-in
     valid: bool  # the kit's parser accepted the stand-in answer
+    central: Central | None = None  # the expected tokens (trustsim.preview.lengths), set by the client
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +86,15 @@ class LookupStore:
     def spend(self, job: str | None = None) -> float:
         return 0.0  # a preview spends nothing (llm.budget_usd never stops it)
 
+    def answer_lengths(self, model: str, purpose: str) -> list[int]:
+        """Completion tokens of the stored answers of ``model`` for ``purpose`` (none without a store)."""
+        if self._store is None:
+            return []
+        try:
+            return self._store.answer_lengths(model, purpose)
+        except sqlite3.Error:
+            return []
+
     def put(self, key: str, *, response: StoredResponse, **row: Any) -> None:
         self._answered[key] = response
 
@@ -110,12 +121,12 @@ class StandIn:
         cap = standin.token_cap(params, self.limit)
         by_schema = standin.schema_tokens(model, ask)
         if by_schema is not None:
-            est, basis = (min(by_schema, cap) if cap else by_schema), "schema"
+            bound, basis = (min(by_schema, cap) if cap else by_schema), "schema"
         elif cap is not None:
-            est, basis = cap, "max_tokens"
+            bound, basis = cap, "max_tokens"
         else:
-            est, basis = low, "stand-in"
-        _LAST_CALL.set(CallInfo(prompt, low, est, max(cap or est, low), basis, valid))
+            bound, basis = low, "stand-in"
+        _LAST_CALL.set(CallInfo(prompt, low, bound, max(cap or bound, low), basis, valid))
         return CallResult(text, prompt, low, 0.0, 0.0)
 
 
@@ -130,9 +141,9 @@ class PreviewClient(LLMClient):
         if hasattr(calm, "budget_usd"):
             calm = dataclasses.replace(calm, budget_usd=None)  # a preview sends nothing: no cap applies
         sharded = getattr(llm, "store_dir", None) is not None
-        super().__init__(
-            keyless, calm, LookupStore(store_path, sharded=sharded), transport=StandIn(model, play)
-        )
+        lookup = LookupStore(store_path, sharded=sharded)
+        super().__init__(keyless, calm, lookup, transport=StandIn(model, play))
+        self.lengths = AnswerLengths(lookup)
         self.requests: list[Request] = []
 
     async def complete(self, req: ChatRequest) -> ChatResponse:
@@ -145,6 +156,12 @@ class PreviewClient(LLMClient):
             _LAST_CALL.reset(token)
         if not resp.cached:
             source = "send"
+            if call is not None:
+                model_id = self.route(req)[0]
+                expected = self.lengths.central(
+                    model_id, req.purpose, call.completion_min, call.completion_bound
+                )
+                call = dataclasses.replace(call, central=expected)
         else:
             hits = self.store.stored_hits if isinstance(self.store, LookupStore) else set()
             source = "store" if self.key(req) in hits else "repeat"

@@ -7,7 +7,9 @@ end on an escape or when every seat is dead (full-length games above, an escape 
 trust-game responder is asked only when the sender sent something. Games without one (reliance, arena)
 ask a fixed number of questions. Costs are always a range: the low cost counts the lower requests with the
 stand-in's short answers, the high cost every request with its completion-token cap (``max_tokens`` /
-``max_completion_tokens``; hidden reasoning tokens are billed as completion tokens).
+``max_completion_tokens``; hidden reasoning tokens are billed as completion tokens). Between them, the
+central cost counts the upper requests at their expected answer lengths (:mod:`trustsim.preview.lengths`:
+the store's median answer for the model and purpose, else a prior).
 """
 
 from __future__ import annotations
@@ -43,13 +45,17 @@ class Estimate:
         cached: requests already in the request store (free).
         repeats: requests repeating an earlier one of the same job (free: the store serves them).
         prompt_tokens: prompt tokens of the requests to send (litellm's token counter).
-        completion_tokens: estimated completion tokens of the requests to send (``completion_basis``).
+        completion_tokens: expected completion tokens of the requests to send (``completion_basis``).
         cost_low, cost_high: USD; None when a model's price is unknown (set ``model.price``).
+        cost_estimate: USD at the expected completion tokens (the central figure).
         decisions_low, requests_low, prompt_tokens_low, completion_tokens_low: the shortest play (equal to
             the upper figures where the game's length is fixed), with the stand-in's answers.
         completion_tokens_high: every request to send at its completion-token cap.
-        completion_basis: how ``completion_tokens`` was estimated: ``schema`` (the longest answer the
-            answer schema allows), ``max_tokens`` (the request's cap) or both.
+        completion_basis: where ``completion_tokens`` comes from: ``observed`` (the store's median answer of
+            the model and purpose), ``prior`` (trustsim.preview.lengths.PRIORS) or both.
+        completion_observed: requests to send whose expected length was observed in the store.
+        reasoning_unmeasured: requests to send priced by a prior for a model that reasons (its hidden
+            tokens are in no prior: a pilot run measures them).
         game_length: ``fixed`` or ``range`` (the game's length depends on the model's choices).
         invalid: stand-in answers the kit's parser or the game refused (0 in every shipped game).
         jobs: jobs summed; prices: one line per model priced.
@@ -68,6 +74,8 @@ class Estimate:
     prompt_tokens_low: int = 0
     completion_tokens_low: int = 0
     completion_tokens_high: int = 0
+    completion_observed: int = 0
+    reasoning_unmeasured: int = 0
     cost_estimate: float | None = 0.0
     completion_basis: tuple[str, ...] = ()
     game_length: str = "fixed"
@@ -132,11 +140,14 @@ def summarise(game: str, requests: Iterable[Request], price: Price | None, model
             est.repeats += 1
         elif req.call is not None:
             call = req.call
+            central = call.central
             est.prompt_tokens += call.prompt_tokens
-            est.completion_tokens += call.completion_est
+            est.completion_tokens += central.tokens if central is not None else call.completion_bound
             est.completion_tokens_high += call.completion_cap
             est.invalid += not call.valid
-            bases.append(call.basis)
+            bases.append(central.basis if central is not None else call.basis)
+            est.completion_observed += central is not None and central.basis == "observed"
+            est.reasoning_unmeasured += central is not None and central.unmeasured_reasoning
             if lower:
                 est.prompt_tokens_low += call.prompt_tokens
                 est.completion_tokens_low += call.completion_min
@@ -175,6 +186,26 @@ def _money(value: float | None) -> str:
     return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
 
 
+BASES = {
+    "observed": "the median answer of this model in the request store",
+    "prior": "prior answer lengths",
+    "schema": "the answer schema's bound",
+    "max_tokens": "the token caps",
+    "stand-in": "the stand-in answers",
+}
+
+
+def _basis(est: Estimate) -> str:
+    """Where the expected completion tokens come from (several sources: how many requests each)."""
+    to_send = est.to_send
+    if est.completion_basis == ("observed", "prior") or len(est.completion_basis) > 1:
+        return (
+            f"{est.completion_observed:,} of {to_send:,} requests from {BASES['observed']}, the rest from "
+            f"{BASES['prior']}"
+        )
+    return BASES.get(est.completion_basis[0], est.completion_basis[0]) if est.completion_basis else "-"
+
+
 def lines(est: Estimate) -> list[str]:
     """The estimate as indented lines (per job or total)."""
     span = est.game_length == "range"
@@ -186,27 +217,22 @@ def lines(est: Estimate) -> list[str]:
         " to send",
         f"  prompt tokens {_span(est.prompt_tokens_low, est.prompt_tokens)} (litellm's token counter; a floor "
         "where prompts quote the model's earlier answers, which the stand-in keeps short)",
-        f"  completion tokens ≈ {est.completion_tokens:,} (from {' and '.join(est.completion_basis) or '-'}); "
+        f"  completion tokens ≈ {est.completion_tokens:,} expected ({_basis(est)}); "
         f"{est.completion_tokens_low:,} (stand-in answers) to {est.completion_tokens_high:,} (token caps)",
     ]
-    if est.cost_low is None or est.cost_high is None:
+    if est.cost_low is None or est.cost_high is None or est.cost_estimate is None:
         cost = "unknown"
+    elif round(est.cost_low, 6) == round(est.cost_high, 6):
+        cost = _money(est.cost_low)
     else:
-        cost = (
-            _money(est.cost_low)
-            if est.cost_low == est.cost_high
-            else f"{_money(est.cost_low)} to {_money(est.cost_high)}"
+        cost = f"≈ {_money(est.cost_estimate)} expected ({_money(est.cost_low)} to {_money(est.cost_high)})"
+    out.append(f"  cost {cost}")
+    if est.reasoning_unmeasured:
+        out.append(
+            f"    expected: {est.reasoning_unmeasured:,} requests priced by a prior for a model that reasons; "
+            "its hidden reasoning tokens are not in the prior (the high end bounds them). A short pilot "
+            "(e.g. game.games=1) stores answers whose median the next preview uses"
         )
-    out.append(
-        f"  cost {cost}"
-        + (
-            f" (≈ {_money(est.cost_estimate)} at the completion estimate)"
-            if est.cost_estimate is not None
-            and est.cost_high is not None
-            and round(est.cost_estimate, 2) not in (round(est.cost_high, 2), round(est.cost_low or 0, 2))
-            else ""
-        )
-    )
     for price in est.prices:
         out.append(f"    price {price}")
     for note in est.notes:
