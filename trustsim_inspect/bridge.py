@@ -159,7 +159,6 @@ class InspectBridge:
     Attributes:
         failure: the first exception Inspect raised for a call of the job (a limit, a provider error after
             Inspect's retries); the job fails on it, and the solver raises it again to Inspect.
-        calls: model calls sent.
     """
 
     def __init__(self) -> None:
@@ -167,7 +166,6 @@ class InspectBridge:
         self._context = contextvars.copy_context()
         self._closed = False
         self.failure: BaseException | None = None
-        self.calls = 0
 
     def close(self) -> None:
         """Refuse further calls (the sample was cancelled or hit a limit): the job stops at its next call."""
@@ -201,7 +199,6 @@ class InspectBridge:
             if self.failure is None:
                 self.failure = exc
             raise ProviderError(cause_of(exc), model=model) from None
-        self.calls += 1
         usage = output.usage
         return CallResult(
             answer(output),
@@ -212,32 +209,14 @@ class InspectBridge:
         )
 
     async def _on_inspect(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on Inspect's loop in (a copy of) the sample's context; wait for it here."""
-        try:
-            here = asyncio.get_running_loop()
-        except RuntimeError:
-            here = None
-        if here is self._loop:
-            return await self._context.copy().run(asyncio.ensure_future, coro)
+        """Run ``coro`` on Inspect's loop in (a copy of) the sample's context; wait for it on this loop."""
         future = self._context.copy().run(asyncio.run_coroutine_threadsafe, coro, self._loop)
         return await asyncio.wrap_future(future)
 
     # -- events ------------------------------------------------------------------------------------
     def on_event(self, line: str) -> None:
         """Add one event of the job (a JSON line of ``events.jsonl``) to the sample's transcript."""
-        data = json.loads(line)
-        if threading_is_loop(self._loop):
-            self._context.copy().run(_info, data)
-        else:
-            self._loop.call_soon_threadsafe(_info, data, context=self._context.copy())
-
-
-def threading_is_loop(loop: asyncio.AbstractEventLoop) -> bool:
-    """Whether this thread runs ``loop`` now."""
-    try:
-        return asyncio.get_running_loop() is loop
-    except RuntimeError:
-        return False
+        self._loop.call_soon_threadsafe(_info, json.loads(line), context=self._context.copy())
 
 
 def _info(data: Any) -> None:

@@ -65,7 +65,7 @@ def test_scores_metrics_and_cell(mockllm_log):
     assert metrics["volume"].value == 0.0
 
 
-def test_from_inspect_writes_the_run_directory(mockllm_log, tmp_path):
+def test_from_inspect_writes_the_run_directory_that_analyses_and_the_viewer_read(mockllm_log, tmp_path):
     out = tmp_path / "runs"
     proc = subprocess.run(
         [sys.executable, "-m", "analysis", "from-inspect", mockllm_log.location, "--out", str(out)],
@@ -87,3 +87,8 @@ def test_from_inspect_writes_the_run_directory(mockllm_log, tmp_path):
     )  # fmt: skip
     assert trust.returncode == 0, trust.stderr[-2000:]
     assert (tmp_path / "report" / "report.md").is_file()
+    site = tmp_path / "site"
+    view = subprocess.run([sys.executable, "-m", "analysis", "view", str(out), "--out", str(site)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert view.returncode == 0, view.stderr[-2000:]
+    assert "mid2strike-session-seed0" in (site / "data" / "index.js").read_text(encoding="utf-8")
