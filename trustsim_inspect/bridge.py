@@ -16,6 +16,7 @@ A seat's model is named by its trustsim model id: :data:`MAIN` for the eval's mo
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import json
 import time
@@ -45,6 +46,8 @@ T = TypeVar("T")
 MAIN = "inspect/model"
 """The trustsim model id of the eval's own model (``--model``)."""
 ROLE_PREFIX = "inspect/"
+STOPPED = "the Inspect sample stopped (a time limit or an interrupt)"
+RESUME = "inspect eval-retry <log> runs the sample again (with --cache, Inspect replays the answers it has)"
 SAMPLE_KEY = "trustsim_sample"
 """Message metadata key holding trustsim's sample index: part of Inspect's cache key (its cache then keeps
 apart what trustsim's request store keeps apart), never sent to the provider."""
@@ -165,11 +168,16 @@ class InspectBridge:
         self._loop = asyncio.get_running_loop()
         self._context = contextvars.copy_context()
         self._closed = False
+        self._in_flight: set[concurrent.futures.Future[Any]] = set()
         self.failure: BaseException | None = None
 
     def close(self) -> None:
-        """Refuse further calls (the sample was cancelled or hit a limit): the job stops at its next call."""
+        """Stop the job's calls (the sample was cancelled: a time limit, an interrupt): the calls in flight are
+        cancelled on Inspect's loop and every call, those included, fails with a provider error, so the job
+        ends with a ``failed`` manifest."""
         self._closed = True
+        for future in list(self._in_flight):
+            future.cancel()
 
     # -- calls -------------------------------------------------------------------------------------
     async def transport(
@@ -183,8 +191,13 @@ class InspectBridge:
     ) -> CallResult:
         """One call of the job (trustsim's transport signature), answered by Inspect's model."""
         if self._closed:
-            raise ProviderError("the Inspect sample stopped", model=model)
-        return await self._on_inspect(self._generate(model, messages, params, sample))
+            raise ProviderError(STOPPED, model=model, resume=RESUME)
+        try:
+            return await self._on_inspect(self._generate(model, messages, params, sample))
+        except asyncio.CancelledError:
+            if self._closed:  # cancelled by close(), not by the job
+                raise ProviderError(STOPPED, model=model, resume=RESUME) from None
+            raise
 
     async def _generate(
         self, model: str, messages: list[dict[str, Any]], params: dict[str, Any], sample: int
@@ -198,7 +211,7 @@ class InspectBridge:
         except Exception as exc:  # Inspect retried what it retries: the job stops, the sample gets exc
             if self.failure is None:
                 self.failure = exc
-            raise ProviderError(cause_of(exc), model=model) from None
+            raise ProviderError(cause_of(exc), model=model, resume=RESUME) from None
         usage = output.usage
         return CallResult(
             answer(output),
@@ -211,7 +224,11 @@ class InspectBridge:
     async def _on_inspect(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on Inspect's loop in (a copy of) the sample's context; wait for it on this loop."""
         future = self._context.copy().run(asyncio.run_coroutine_threadsafe, coro, self._loop)
-        return await asyncio.wrap_future(future)
+        self._in_flight.add(future)
+        try:
+            return await asyncio.wrap_future(future)
+        finally:
+            self._in_flight.discard(future)
 
     # -- events ------------------------------------------------------------------------------------
     def on_event(self, line: str) -> None:

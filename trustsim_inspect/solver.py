@@ -11,6 +11,8 @@ sample's store under :data:`~analysis.inspect_logs.RUN_FILES_KEY`: the scorer re
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import shutil
 import tempfile
@@ -94,12 +96,17 @@ def play(jobs: Mapping[str, SampleJob]) -> Solver:
         job = jobs[str(state.sample_id)].for_epoch(state.epoch)
         cfg = job.with_models(str(get_model()), bound_roles())
         bridge = InspectBridge()
+        worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="trustsim-job")
+        played = worker.submit(play_job, cfg, list(job.overrides), bridge)
+        worker.shutdown(wait=False)
         try:
-            code, files = await anyio.to_thread.run_sync(
-                play_job, cfg, list(job.overrides), bridge, abandon_on_cancel=True
-            )
-        except BaseException:
-            bridge.close()  # cancelled (a time limit, an interrupt): the job stops at its next call
+            code, files = await asyncio.wrap_future(played)
+        except anyio.get_cancelled_exc_class():  # a time limit, an interrupt
+            bridge.close()  # the job's calls fail: it ends with a failed manifest, kept in the sample
+            with anyio.CancelScope(shield=True):
+                if not played.cancelled():
+                    _, files = await asyncio.wrap_future(played)
+                    state.store.set(RUN_FILES_KEY, files)
             raise
         state.store.set(RUN_FILES_KEY, files)
         if code != 0:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 
-from tests.inspect.conftest import inspect_service, read_log, run_files
+from tests.inspect.conftest import game_reply, inspect_service, read_log, run_files
 from trustsim.llm.fake_server import FakeServer
 
 
@@ -39,3 +39,17 @@ def test_a_provider_error_fails_the_sample_with_inspects_error(tmp_path, monkeyp
     assert manifest["status"] == "failed" and "InternalServerError" in reason and "500" in reason
     assert len(server.requests) >= 2  # Inspect retried (and its provider's client)
     assert manifest["llm"]["retries"] == 0  # trustsim does not retry what Inspect gave up on
+
+
+def test_a_time_limit_stops_the_job_and_keeps_its_failed_run(tmp_path, monkeypatch):
+    """The sample's time runs out mid-session (every answer takes 0.5 s): the job's calls are stopped, its
+    failed run kept."""
+    with FakeServer(delay_s=0.5, reply=game_reply) as server:
+        model = inspect_service(monkeypatch, "slow", server)
+        log = _eval("escape_room", tmp_path, model=model, time_limit=3)
+    (sample,) = log.samples
+    assert sample.limit is not None and sample.limit.type == "time"
+    manifest = json.loads(run_files(sample)["manifest.json"])
+    assert manifest["status"] == "failed" and "sample stopped" in manifest["failure"]["reason"]
+    assert manifest["failure"]["resume"].startswith("inspect eval-retry")
+    assert manifest["counts"].get("games", 0) < 11
