@@ -143,14 +143,31 @@ def _sessions_hint(result: TrustAnalysis) -> list[str]:
             f"- {c.label}: {sessions} session{'s' if sessions != 1 else ''}, {c.n_clusters} {c.cluster_unit} "
             f"cluster(s); an interval needs {MIN_CLUSTERS}: run it with `runs={MIN_CLUSTERS}` (or more)"
         )
-    paths = sorted({str(p) for p in result.data.runs["path"]}) if not result.data.runs.empty else []
-    where = " ".join(paths) if len(paths) <= 3 else os.path.commonpath(paths)
+    runs = result.data.runs
+    own = runs.loc[runs["source"] == "trustsim", "path"] if not runs.empty else []
+    where = _pilot_dirs(sorted({str(p) for p in own}))
+    pilot = (
+        f"plan them from a pilot of >= 2 sessions per cell: `python -m analysis plan {where} --measure volume "
+        "--width 0.25`, or with the reference study's logs as the pilot: "
+        if where
+        else "plan them with the reference study's logs as the pilot: "
+    )
     lines += [
         "",
-        "To choose the sessions for the interval you want (half-width W), plan them from a pilot of >= 2 "
-        f"sessions per cell: `python -m analysis plan {where} --measure volume --width 0.25`, or with the "
-        "reference study's logs as the pilot: `python -m analysis plan --reference --measure volume --width "
-        "0.25` (docs/analysis.md, *Planning a study*).",
+        f"To choose the sessions for the interval you want (half-width W), {pilot}"
+        "`python -m analysis plan --reference --measure volume --width 0.25` (docs/analysis.md, *Planning a "
+        "study*).",
         "",
     ]
     return lines
+
+
+def _pilot_dirs(paths: list[str]) -> str:
+    """The run directories of a pilot as command arguments: up to three as they are, else their common
+    folder (absolute when the paths mix absolute and relative ones)."""
+    if len(paths) <= 3:
+        return " ".join(paths)
+    try:
+        return os.path.commonpath(paths)
+    except ValueError:  # absolute and relative paths mixed
+        return os.path.commonpath([os.path.abspath(p) for p in paths])

@@ -28,3 +28,13 @@ def test_a_report_with_intervals_has_no_hint(tmp_path):
         main(["trust", str(run.run_dir), "--out", str(tmp_path / "report"), "--no-figures", "--quiet"]) == 0
     )
     assert "## How many sessions" not in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_the_hint_beside_the_reference_logs_names_only_the_users_runs(tmp_path, monkeypatch):
+    """A relative run directory analysed with --reference (absolute extracted logs): the pilot command names
+    the user's run, not the reference folders (their paths once made the report fail)."""
+    monkeypatch.chdir(tmp_path)
+    api.run("smooth", ["agent=bayes"], run_dir="runs/one")
+    assert main(["trust", "runs", "--reference", "--out", "report", "--no-figures", "--quiet"]) == 0
+    hint = (tmp_path / "report" / "report.md").read_text().split("## How many sessions", 1)[1]
+    assert "`python -m analysis plan runs/one --measure volume --width 0.25`" in hint
