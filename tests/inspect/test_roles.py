@@ -3,19 +3,32 @@
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 
-from tests.inspect.conftest import eval_task, game_reply, inspect_service, run_files
+from tests.conftest import REPO
+from tests.inspect.conftest import eval_task, game_reply, inspect_service, read_log, run_files
 from trustsim.llm.fake_server import FakeServer
+
+INSPECT = str(Path(sys.executable).with_name("inspect"))
 
 
 def test_escape_room_seat_c_plays_its_own_model(tmp_path, monkeypatch):
+    """``inspect eval ... --model <one> --model-role seat_c=<two>`` (the command, in a subprocess)."""
     with FakeServer(reply=game_reply) as one, FakeServer(reply=game_reply) as two:
         main, other = inspect_service(monkeypatch, "one", one), inspect_service(monkeypatch, "two", two)
-        log = eval_task("escape_room", tmp_path, model=main, model_roles={"seat_c": other},
-                        task_args={"overrides": ["game.games=2", "game.max_rounds=2"]})  # fmt: skip
-    (sample,) = log.samples
+        proc = subprocess.run(
+            [INSPECT, "eval", "trustsim/escape_room", "--model", main, "--model-role", f"seat_c={other}",
+             "-T", "overrides=[game.games=2, game.max_rounds=2]", "--log-dir", str(tmp_path), "--display", "none"],
+            cwd=REPO, capture_output=True, text=True, timeout=600, env=dict(os.environ),
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    (path,) = tmp_path.glob("*.eval")
+    (sample,) = read_log(path).samples
     files = run_files(sample)
     decisions = pd.read_csv(io.StringIO(files["decisions.csv"]))
     tested = decisions[~decisions["is_partner"]]
