@@ -197,6 +197,9 @@ class GameSpec:
         standin_text: Call purpose -> the text preview's stand-in answers to a free-text request of that
             purpose, in the form the game's agents parse (e.g. a line ``DECISION: Pass``); default: a neutral
             text (JSON answers are built from the request's answer schema).
+        short_answers: Call purposes whose answers are short values (e.g. a number): preview expects them
+            as short as the stand-in's answer until the request store holds real ones; other purposes: a
+            reasoned answer (:data:`trustsim.preview.lengths.REASONED_ANSWER_TOKENS`).
         run_name: Optional ``run_name(groups) -> str | None``: the name of a job whose config sets none (no
             preset, no ``name=``), from the composed ``game`` group and the game's own groups (plain dicts,
             unvalidated: a value may still be missing or wrong), e.g. the escape room's ``custom-TTFFT`` for
@@ -219,6 +222,7 @@ class GameSpec:
     unit: PlayUnit | None = None
     reasoning: Mapping[str, ReasoningSource] = field(default_factory=dict)
     standin_text: Mapping[str, str] = field(default_factory=dict)
+    short_answers: frozenset[str] = frozenset()
     run_name: Callable[[dict[str, Any]], str | None] | None = None
 
     def options_of(self, cfg: Mapping[str, Any]) -> Any:

@@ -12,7 +12,7 @@ from games.escape_room.options import (
     run_name,
     uses_llm,
 )
-from games.escape_room.plan import LENGTH, STANDIN_ANSWERS, UNIT, count_decisions
+from games.escape_room.plan import LENGTH, SHORT_ANSWERS, STANDIN_ANSWERS, UNIT, count_decisions
 from games.escape_room.reasoning import REASONING
 from games.escape_room.summary import summarize
 from games.escape_room.tables import AGENT_GAME_COLUMNS, DECISION_COLUMNS, GAME_COLUMNS, PREDICTION_COLUMNS
@@ -46,6 +46,7 @@ SPEC = register_game(
         reasoning=REASONING,
         length=LENGTH,
         standin_text=STANDIN_ANSWERS,
+        short_answers=SHORT_ANSWERS,
         check=check,
         uses_llm=uses_llm,
         run_name=run_name,

@@ -49,6 +49,9 @@ STANDIN_ANSWERS = {
 }
 """Preview's stand-in answers to the LLM agent's free-text requests: a pass, and a number for a puzzle."""
 
+SHORT_ANSWERS = frozenset({"solve", "own_answer"})
+"""Purposes whose answer is a number: preview expects them as short as the stand-in's."""
+
 LENGTH = GameLength(
     note="games end on an escape or when every seat is dead: full-length games (the stand-in passes every "
     "round; with game.verifier=llm it verifies) above, an escape in every game's first round below",

@@ -116,7 +116,8 @@ def test_many_invalid_answers_label_a_result_weak(runs: dict[str, Path], tmp_pat
 
 
 def test_cli_prints_the_summary_and_one_line_per_multirun_job(tmp_path: Path) -> None:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(REPO)}
+    # the jobs run outside the checkout, so the printed command is run as printed in that same folder
     run = tmp_path / "one"
     out = subprocess.run(
         [
@@ -129,15 +130,15 @@ def test_cli_prints_the_summary_and_one_line_per_multirun_job(tmp_path: Path) ->
             "progress=false",
             f"hydra.run.dir={run}",
         ],
-        cwd=REPO,
+        cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    nxt = f"next: {python_command(REPO)} -m analysis trust {run} --out report/"
+    nxt = f"next: {python_command(tmp_path)} -m analysis trust one --out report/"
     assert "verifications per game:" in out and nxt in out
-    report = subprocess.run(  # the printed command runs as printed (here in an empty folder)
+    report = subprocess.run(  # the printed command runs as printed, where the job ran
         nxt.removeprefix("next: "), shell=True, cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert report.returncode == 0, report.stderr
@@ -156,7 +157,7 @@ def test_cli_prints_the_summary_and_one_line_per_multirun_job(tmp_path: Path) ->
             "progress=false",
             f"hydra.sweep.dir={sweep}",
         ],
-        cwd=REPO,
+        cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
@@ -164,7 +165,7 @@ def test_cli_prints_the_summary_and_one_line_per_multirun_job(tmp_path: Path) ->
     ).stdout
     lines = [line for line in out.splitlines() if line.startswith("summary: ")]
     assert len(lines) == 2 and all("2 games" in line for line in lines)
-    assert out.splitlines()[-1] == f"next: {python_command(REPO)} -m analysis trust {sweep} --out report/"
+    assert out.splitlines()[-1] == f"next: {python_command(tmp_path)} -m analysis trust sweep --out report/"
 
 
 def test_a_sweep_names_the_analysis_of_each_game_it_played(runs: dict[str, Path], tmp_path: Path) -> None:

@@ -152,34 +152,3 @@ def test_bounded_numbers_and_other_games_schemas(engine) -> None:
                 [{"role": "user", "content": "Answer in JSON."}], schema, {"temperature": 1.0, "seed": seed}
             )
             jsonschema.validate(json.loads(text), schema)
-
-
-def test_a_retry_after_a_timeout_waits_for_the_running_local_call() -> None:
-    import asyncio
-    import time
-
-    from trustsim.llm import local
-    from trustsim.llm.config import LocalModelConfig
-
-    calls: list[str] = []
-
-    def slow(model: str, messages: list, *args: object, **kwargs: object) -> str:
-        calls.append(messages[0]["content"])
-        time.sleep(0.4)
-        return f"answer to {messages[0]['content']}"
-
-    handler = local._provider_class()(LocalModelConfig())
-    handler.completion = slow  # the worker-thread part, without a model
-
-    async def main() -> list[str]:
-        ask = [{"role": "user", "content": "q1"}]
-        with pytest.raises(TimeoutError):  # the client's timeout; the call keeps running on the worker
-            await asyncio.wait_for(handler.acompletion("m", ask, optional_params={"seed": 1}), 0.05)
-        retry = await handler.acompletion("m", ask, optional_params={"seed": 1})
-        other = await handler.acompletion(
-            "m", [{"role": "user", "content": "q2"}], optional_params={"seed": 1}
-        )
-        return [retry, other]
-
-    assert asyncio.run(main()) == ["answer to q1", "answer to q2"]
-    assert calls == ["q1", "q2"] and not local._INFLIGHT

@@ -324,12 +324,22 @@ def test_expected_answer_lengths_stay_between_the_stand_in_and_the_bound() -> No
         def answer_lengths(self, model: str, purpose: str) -> list[int]:
             return self.lengths if purpose == "decision" else []
 
-    few = AnswerLengths(Store([900] * (MIN_OBSERVED - 1)))  # too few answers: the prior
+    few = AnswerLengths(Store([900] * (MIN_OBSERVED - 1)), short=frozenset({"solve"}))  # too few: the prior
     few._reasons["m"] = True
     assert few.central("m", "decision", 10, 16384) == Central(REASONED_ANSWER_TOKENS, "prior", True)
     assert few.central("m", "decision", 10, 50) == Central(50, "prior", False)  # the cap bounds it
-    assert few.central("m", "solve", 2, 50) == Central(2, "prior", True)  # a number: the stand-in's
+    assert few.central("m", "solve", 2, 50) == Central(2, "prior", True)  # declared short: the stand-in's
+    assert few.central("m", "other", 2, 16384) == Central(REASONED_ANSWER_TOKENS, "prior", True)
     many = AnswerLengths(Store([100, 300, 900, 2000, 4000]))
     assert many.central("m", "decision", 10, 16384) == Central(900, "observed", False)
     assert many.central("m", "decision", 10, 500) == Central(500, "observed", False)
     assert AnswerLengths(None).central("m", "reflection", 5, 100) == Central(100, "prior", False)
+
+
+def test_a_game_declares_its_short_answers_for_the_preview() -> None:
+    from trustsim.contract import discover
+    from trustsim.preview.report import play_for
+
+    discover()
+    play = play_for({"game": {"type": "escape_room"}})
+    assert play.short == {"solve", "own_answer"}  # puzzle answers are numbers; reflections are reasoned

@@ -143,7 +143,7 @@ class PreviewClient(LLMClient):
         sharded = getattr(llm, "store_dir", None) is not None
         lookup = LookupStore(store_path, sharded=sharded)
         super().__init__(keyless, calm, lookup, transport=StandIn(model, play))
-        self.lengths = AnswerLengths(lookup)
+        self.lengths = AnswerLengths(lookup, play.short if play is not None else frozenset())
         self.requests: list[Request] = []
 
     async def complete(self, req: ChatRequest) -> ChatResponse:

@@ -7,12 +7,12 @@ else its token cap) lies what a model is expected to write:
    (litellm id) and purpose, when there are at least :data:`MIN_OBSERVED`. Providers count hidden reasoning
    tokens as completion tokens, so the median includes them. A pilot (e.g. ``game.games=1``) puts answers
    into the store; the next preview uses them.
-2. **Prior** otherwise, per purpose (:data:`PRIORS`): a decision or reflection is a reasoned answer of about
-   :data:`REASONED_ANSWER_TOKENS` visible tokens, the median of the reference study's 7,452 decision texts
-   (six models; 64–319 per model; litellm's token counter for gpt-4o); a puzzle answer (``solve``,
-   ``own_answer``) is a number, as short as the stand-in's. A model that reasons (litellm's
-   ``supports_reasoning``) also spends hidden tokens that no prior knows: such requests are counted and
-   the preview says so.
+2. **Prior** otherwise: a reasoned answer of about :data:`REASONED_ANSWER_TOKENS` visible tokens, the median
+   of the reference study's 7,452 decision texts (six models; 64–319 per model; litellm's token counter for
+   gpt-4o); the study's logs hold no other text, so every purpose gets this prior, except those a game
+   declares short (:attr:`trustsim.contract.GameSpec.short_answers`, e.g. a number): as short as the
+   stand-in's answer. A model that reasons (litellm's ``supports_reasoning``) also spends hidden tokens
+   that no prior knows: such requests are counted and the preview says so.
 
 The central estimate is never above the request's bound, and a prior never below the stand-in's answer.
 """
@@ -29,13 +29,6 @@ MIN_OBSERVED = 5
 """Stored answers of a model and purpose needed before their median replaces the prior."""
 REASONED_ANSWER_TOKENS = 177
 """Median visible tokens of the reference study's decision texts (the prior of a reasoned answer)."""
-PRIORS: dict[str, int | None] = {
-    "decision": REASONED_ANSWER_TOKENS,
-    "reflection": REASONED_ANSWER_TOKENS,  # the study's logs hold no reflection text: a decision's length
-    "solve": None,  # a number: the stand-in's answer
-    "own_answer": None,
-}
-"""Purpose -> prior visible tokens (None: the stand-in's answer). Other purposes: a reasoned answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +42,12 @@ class Central:
 
 class AnswerLengths:
     """Expected completion tokens per request, from a store's answers (``lengths(model, purpose)``) or the
-    priors; one store query per model and purpose."""
+    priors (``short``: purposes whose answers are as short as the stand-in's); one store query per model and
+    purpose."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, short: frozenset[str] = frozenset()) -> None:
         self._store = store
+        self._short = short
         self._observed: dict[tuple[str, str], int | None] = {}
         self._reasons: dict[str, bool] = {}
 
@@ -81,8 +76,8 @@ class AnswerLengths:
             return Central(
                 min(seen, bound), "observed", False
             )  # real answers may be shorter than the stand-in
-        prior = PRIORS.get(purpose, REASONED_ANSWER_TOKENS)
-        tokens = _clip(shortest if prior is None else prior, shortest, bound)
+        prior = shortest if purpose in self._short else REASONED_ANSWER_TOKENS
+        tokens = _clip(prior, shortest, bound)
         return Central(tokens, "prior", tokens < bound and self.reasons(model))
 
 

@@ -32,7 +32,7 @@ def play_for(cfg: dict[str, Any]) -> Play:
     spec = game_spec(str((cfg.get("game") or {}).get("type")))
     length = spec.length
     play = length.upper_play(cfg) if length is not None and length.upper_play is not None else Play()
-    return Play(prefer=play.prefer, text={**spec.standin_text, **play.text})
+    return Play(prefer=play.prefer, text={**spec.standin_text, **play.text}, short=spec.short_answers)
 
 
 @dataclass
@@ -52,7 +52,7 @@ class Estimate:
             the upper figures where the game's length is fixed), with the stand-in's answers.
         completion_tokens_high: every request to send at its completion-token cap.
         completion_basis: where ``completion_tokens`` comes from: ``observed`` (the store's median answer of
-            the model and purpose), ``prior`` (trustsim.preview.lengths.PRIORS) or both.
+            the model and purpose), ``prior`` (:mod:`trustsim.preview.lengths`) or both.
         completion_observed: requests to send whose expected length was observed in the store.
         reasoning_unmeasured: requests to send priced by a prior for a model that reasons (its hidden
             tokens are in no prior: a pilot run measures them).

@@ -33,10 +33,12 @@ FILLER = "the partner was right so I trust it "  # realistic English for countin
 class Play:
     """How the stand-in plays where the default would understate a run: ``prefer`` picks the ``oneOf``
     variant whose property has this ``const`` value (e.g. ``{"action": "verify"}``); ``text`` replaces the
-    free-text answer of a purpose."""
+    free-text answer of a purpose; ``short`` names the purposes whose answers are as short as the stand-in's
+    (the preview's prior of their length)."""
 
     prefer: Mapping[str, Any] = field(default_factory=dict)
     text: Mapping[str, str] = field(default_factory=dict)
+    short: frozenset[str] = frozenset()
 
 
 def _chosen(variants: list[Any], prefer: Mapping[str, Any]) -> Any:
