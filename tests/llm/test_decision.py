@@ -237,17 +237,21 @@ def test_kit_through_the_client_and_the_wire(fake_server, make_client) -> None:
     async def go() -> Any:
         kit = DecisionKit(client, sample=5)
         answer = await kit.decide([{"role": "user", "content": "move?"}], parse_move, schema=SCHEMA)
-        replay = await kit.decide([{"role": "user", "content": "move?"}], parse_move, schema=SCHEMA)
+        again = await kit.decide([{"role": "user", "content": "move?"}], parse_move, schema=SCHEMA)
+        rerun = DecisionKit(client, sample=5)  # a re-run of the same seat: the same draws
+        replay = [await rerun.decide([{"role": "user", "content": "move?"}], parse_move, schema=SCHEMA)
+                  for _ in range(2)]  # fmt: skip
         await client.aclose()
-        return answer, replay
+        return answer, again, replay
 
-    answer, replay = run(go())
-    assert answer.valid and answer.value == ("D", 0.25) and not answer.cached
-    assert replay.cached and replay.value == answer.value
+    answer, again, replay = run(go())
+    assert answer.valid and answer.value == ("D", 0.25) and not answer.cached and answer.sample == 5
+    assert not again.cached and again.sample == 6  # the same seat asking again: a new draw, sent
+    assert [r.cached for r in replay] == [True, True] and [r.sample for r in replay] == [5, 6]
     body = fake_server.requests[-1]
     assert body["response_format"]["json_schema"]["strict"] is True
     assert body["response_format"]["json_schema"]["schema"] == SCHEMA
-    assert len(fake_server.requests) == 2  # one 500 retried, then the store served the repeat
+    assert len(fake_server.requests) == 3  # one 500 retried, the repeat; the re-run from the store
 
 
 def test_client_fault_after_retries_is_an_exception(fake_server, make_client) -> None:

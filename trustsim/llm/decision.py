@@ -23,9 +23,11 @@ raw text. Provider faults stay exceptions (the client retries them; a persistent
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -34,6 +36,7 @@ from typing import Any, Generic, Literal, TypeVar
 from trustsim.errors import ConfigError
 from trustsim.llm.config import ModelConfig, parse_model_config
 from trustsim.llm.types import ChatRequest
+from trustsim.seeding import SAMPLE_BITS
 
 T = TypeVar("T")
 Format = Literal["json", "text"]
@@ -108,6 +111,9 @@ class Ask:
     purpose: str
     parse: Callable[[Any], Any]
 
+
+SAMPLE_SPAN = 2**SAMPLE_BITS
+"""Sample indexes are 31-bit (trustsim.seeding); a repeat's index wraps around within them."""
 
 CURRENT_ASK: ContextVar[Ask | None] = ContextVar("trustsim_current_ask", default=None)
 
@@ -286,6 +292,11 @@ def model_config(model: ModelConfig | Mapping[str, Any] | Any) -> ModelConfig:
 class DecisionKit:
     """Asks one model for decisions; the decoding and the sample index are fixed at construction.
 
+    A request identical to one this kit asked before (the same seat verifying the same puzzle again) is a
+    new draw, as the reference study's repeated calls were: the k-th repeat is sent with sample index
+    ``sample + k`` (a distinct request-store key), so it is not served the first one's answer. The first
+    time a request is asked it keeps the kit's sample index (stored answers of earlier runs still replay).
+
     Args:
         client: anything with ``async complete(ChatRequest) -> ChatResponse`` (the job's ``LLMClient``).
         model: the model config (``ModelConfig`` or the ``model`` group mapping); None takes
@@ -316,12 +327,23 @@ class DecisionKit:
         self.sample = int(sample)
         self.request_model = request_model or self.model.name
         self.params = dict(params or {})
+        self._asked: Counter[str] = Counter()  # requests asked so far (repeats get their own sample index)
 
     def with_sample(self, sample: int) -> DecisionKit:
-        """The same kit with another sample index."""
+        """The same kit with another sample index (and no requests asked yet)."""
         kit = copy.copy(self)
         kit.sample = int(sample)
+        kit._asked = Counter()
         return kit
+
+    def _draw(self, req: ChatRequest) -> ChatRequest:
+        """``req`` with the sample index of its draw: the kit's the first time, ``+ k`` for the k-th repeat."""
+        asked = json.dumps(
+            [req.model, req.messages, req.params, req.purpose, req.sample], sort_keys=True, default=str
+        )
+        repeat = self._asked[asked]
+        self._asked[asked] += 1
+        return req if repeat == 0 else dataclasses.replace(req, sample=(req.sample + repeat) % SAMPLE_SPAN)
 
     @property
     def reasoning_max_chars(self) -> int:
@@ -386,8 +408,16 @@ class DecisionKit:
         Raises:
             trustsim.llm.ProviderError: the provider failed after the client's retries.
         """
-        req = self.request(
-            messages, schema=schema, format=format, name=name, sample=sample, purpose=purpose, params=params
+        req = self._draw(
+            self.request(
+                messages,
+                schema=schema,
+                format=format,
+                name=name,
+                sample=sample,
+                purpose=purpose,
+                params=params,
+            )
         )
         token = CURRENT_ASK.set(Ask(format, schema, name, purpose, parse))
         try:
