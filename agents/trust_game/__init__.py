@@ -14,5 +14,7 @@ register_agent(
     GAME, "tg_reciprocal", Reciprocal, description="sends by the last return ratio, returns by trust"
 )
 register_agent(GAME, "tg_random", RandomPlayer, description="uniform amounts")
-register_agent(GAME, "tg_human", Human, description="Berg 1995 sent distribution; returns 0.37 of received")
+register_agent(
+    GAME, "tg_human", Human, description="Berg 1995 sent distribution; returns drawn with mean share 0.37"
+)
 register_agent(GAME, "llm", LLMTrustPlayer, uses_llm=True, description="a language model (model group)")

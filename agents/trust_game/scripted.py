@@ -104,14 +104,21 @@ JOHNSON_MISLIN_2011_RETURN_FRACTION = 0.37
 """Mean fraction of the received amount returned across 162 replications, Johnson & Mislin, "Trust games: A
 meta-analysis", Journal of Economic Psychology 32 (2011) 865–889 (approximate reference point)."""
 
+RETURN_CONCENTRATION = 2.0
+"""α + β of ``tg_human``'s Beta distribution of return shares (standard deviation 0.28 at mean 0.37)."""
+
 
 class Human(TrustPlayer):
     """An empirical human reference.
 
     Trustor: samples s/E from the Berg et al. (1995) no-history distribution of amounts sent (32 trustors,
     endowment 10), so with E = 10 it sends exactly those amounts; with another E the sampled fraction is
-    scaled and rounded. Trustee: the spec gives no distribution of returns, only the Johnson & Mislin (2011)
-    meta-analytic mean fraction returned (≈ 0.37), so the trustee deterministically returns round(0.37 · k·s).
+    scaled and rounded. Trustee: returns a share of what it received drawn from a Beta distribution whose
+    mean is the Johnson & Mislin (2011) meta-analytic share returned (0.37), rounded half up. The
+    meta-analysis reports the mean, not the spread of individual returns, which in the lab ranges from
+    nothing to more than half; ``return_concentration`` (α + β, default :data:`RETURN_CONCENTRATION`) sets
+    the spread: smaller is wider (2: standard deviation 0.28, quartiles 0.12, 0.32 and 0.59), larger
+    narrows it towards 0.37 for everyone.
     """
 
     name = "tg_human"
@@ -119,13 +126,22 @@ class Human(TrustPlayer):
     _amounts: ClassVar[list[int]] = list(BERG_1995_SENT)
     _cdf = np.cumsum(list(BERG_1995_SENT.values())) / sum(BERG_1995_SENT.values())
 
+    def __init__(self, return_concentration: float = RETURN_CONCENTRATION) -> None:
+        super().__init__()
+        if not return_concentration > 0:
+            raise ValueError(f"tg_human: return_concentration must be > 0, got {return_concentration}")
+        mean = JOHNSON_MISLIN_2011_RETURN_FRACTION
+        self.return_concentration = float(return_concentration)
+        self._beta = (mean * self.return_concentration, (1 - mean) * self.return_concentration)
+
     def send(self, view: TrustorView) -> Decision:
         i = min(int(np.searchsorted(self._cdf, self.rng.random(), side="right")), len(self._amounts) - 1)
         fraction = self._amounts[i] / 10.0
         return scripted_decision(round_half_up(fraction * view.info.stakes.endowment))
 
     def give_back(self, view: TrusteeView) -> Decision:
-        return scripted_decision(round_half_up(JOHNSON_MISLIN_2011_RETURN_FRACTION * view.received))
+        share = float(self.rng.beta(*self._beta))
+        return scripted_decision(min(view.received, round_half_up(share * view.received)))
 
 
 SCRIPTED: tuple[type[TrustPlayer], ...] = (Selfish, Fair, Reciprocal, RandomPlayer, Human)
