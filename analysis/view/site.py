@@ -15,6 +15,7 @@ import re
 import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +61,35 @@ def run_key(run_id: str, path: Path) -> str:
 
 
 def _sweep_of(path: Path, roots: list[Path]) -> str | None:
-    """The sweep directory a job belongs to (the nearest parent with jobs.csv or multirun.yaml)."""
+    """The sweep directory a job belongs to (the nearest parent with jobs.csv or multirun.yaml), named by its
+    path under the directory given (``sweeps/2026-12-02/04-51-47-710005`` under ``outputs/``)."""
     for parent in path.parents:
         if (parent / "jobs.csv").exists() or (parent / "multirun.yaml").exists():
-            return parent.name
+            root = next((r for r in roots if parent.is_relative_to(r) and parent != r), None)
+            return parent.relative_to(root).as_posix() if root is not None else parent.name
         if parent in roots:
             break
     return None
+
+
+def started_utc(text: Any) -> str | None:
+    """A manifest's start time as ``YYYY-MM-DD HH:MM`` in UTC (None when it records none readable)."""
+    try:
+        when = datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    if when.tzinfo is not None:
+        when = when.astimezone(UTC)
+    return when.strftime("%Y-%m-%d %H:%M")
+
+
+_FOLDER_STAMP = re.compile(r"_(\d{4})(\d{2})(\d{2})_(\d{2})(\d{2})\d{2}$")
+
+
+def folder_date(name: str) -> str | None:
+    """The date a reference-study run folder is named with (``..._20260520_012127`` → ``2026-05-20 01:21``)."""
+    m = _FOLDER_STAMP.search(name)
+    return f"{m[1]}-{m[2]}-{m[3]} {m[4]}:{m[5]}" if m else None
 
 
 def _index_row(run: Run, key: str, sweep: str | None) -> dict[str, Any]:
@@ -84,6 +107,8 @@ def _index_row(run: Run, key: str, sweep: str | None) -> dict[str, Any]:
     return {
         "key": key,
         "source": "engine",
+        "date": started_utc((m.get("timings") or {}).get("started")),
+        "run_id": run.run_id,
         "family": run.game or (config.get("game") or {}).get("type") or "?",
         "experiment": m.get("experiment") or config.get("name"),
         "model": cell.get("model"),
@@ -140,6 +165,8 @@ def _reference_runs(roots: list[Path], w: SiteWriter) -> Iterator[dict[str, Any]
             row = {
                 "key": key,
                 "source": "reference",
+                "date": folder_date(folder.name),
+                "run_id": info["run_id"],
                 "family": "escape_room",
                 "experiment": settings.get("experiment_name") or folder.name,
                 "model": info.get("model"),

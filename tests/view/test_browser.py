@@ -7,6 +7,7 @@ Chromium is missing; on CI (``CI`` set) that is a failure, since ``.ci/run`` ins
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,6 +80,11 @@ def test_index_filters_and_sorts(site: Path, page) -> None:  # type: ignore[no-u
     assert page.locator("#runs tbody tr").count() == total
     assert page.locator("#runs tbody tr.failed").count() == 1
     assert "game.coins" in page.locator("#runs tbody tr.failed").inner_text()
+    runs = read_data(site, "index.js")["runs"]
+    newest = max((r for r in runs if r["date"]), key=lambda r: r["date"])
+    assert page.locator("#runs tbody tr").first.locator("td").nth(0).inner_text() == newest["date"]
+    first_id = page.locator("#runs tbody tr").first.locator("td.run-id").inner_text()
+    assert first_id in {r["run_id"] for r in runs if r["date"] == newest["date"]}
     page.fill('input[data-filter="family"]', "reliance")
     assert page.locator("#runs tbody tr").count() == 1
     page.fill('input[data-filter="family"]', "")
@@ -137,18 +143,52 @@ def test_invalid_answers_show_their_raw_text(site: Path, page) -> None:  # type:
     pytest.fail("the corpus has no invalid answer")
 
 
+def _whole_words(term: str) -> re.Pattern[str]:
+    """The documented search rule for one term: its words, as whole words, in order, ignoring case."""
+    body = r"\s+".join(re.escape(w) for w in term.split())
+    return re.compile(rf"(?<![^\W]){body}(?![^\W])", re.IGNORECASE)
+
+
+def test_search_rule_matches_whole_words_and_phrases(site: Path, page) -> None:  # type: ignore[no-untyped-def]
+    page.goto((site / "index.html").as_uri())
+    page.wait_for_selector("#runs tbody tr")
+    cases = [  # query, text, matches, highlighted
+        ("D wrong", "D was wrong in an earlier game.", True, ["D", "wrong"]),
+        ("D wrong", "Did the deal go wrong? I doubt it.", False, ["wrong"]),
+        ("d WRONG", "(D) said: wrong, d's answer was Wrong", True, ["D", "wrong", "d", "Wrong"]),
+        ('"was wrong"', "D was\n  wrong before", True, ["was\n  wrong"]),
+        ('"was wrong"', "wrong was D", False, []),
+        ('"was wrong" D', "D was wrong", True, ["D", "was wrong"]),
+        ("amp", "a & b <amp>", True, ["amp"]),
+        ("q4?", "Verify Q4? yes", True, ["Q4?"]),
+        ('"unclosed phrase', "an unclosed phrase", True, ["unclosed phrase"]),
+    ]
+    for query, text, matches, marked in cases:
+        got = page.evaluate(
+            """([q, t]) => { const m = TS.searchMatcher(q); const d = document.createElement("div");
+               d.innerHTML = m.mark(t);
+               return [m.test(t), [...d.querySelectorAll("mark")].map((e) => e.textContent), d.textContent]; }""",
+            [query, text],
+        )
+        assert got == [matches, marked, text], (query, text, got)
+
+
 def test_search_finds_reasoning_and_links_to_the_round(site: Path, page) -> None:  # type: ignore[no-untyped-def]
     key = _key(site, "escape_llm")
-    expected = [
-        e for e in read_data(site, f"r/{key}/search.js") if "d" in e[-1].lower() and "wrong" in e[-1].lower()
-    ]
-    assert expected
+    rules = [_whole_words("D"), _whole_words("wrong")]
+    entries = read_data(site, f"r/{key}/search.js")
+    expected = [e for e in entries if all(r.search(e[-1]) for r in rules)]
+    assert expected and len(expected) < sum("d" in e[-1].lower() for e in entries)  # not substrings
     page.goto((site / "index.html").as_uri() + f"#/run/{key}")
+    assert "whole words" in page.locator("#search-help").inner_text()
     page.fill("#search-input", "D wrong")
     page.press("#search-input", "Enter")
     page.wait_for_selector("#search-count")
     assert page.locator("#search-results li").count() == min(len(expected), 500)
-    assert page.locator("#search-results mark").count() >= 2
+    marks = page.locator("#search-results mark").all_inner_texts()
+    shown = expected[:500]
+    assert len(marks) == sum(len(r.findall(e[-1])) for e in shown for r in rules)
+    assert {m.lower() for m in marks} == {"d", "wrong"}
     _shot(page, "search")
     page.locator("#search-results li a").first.click()
     page.wait_for_selector("#round-title")

@@ -39,12 +39,12 @@ document.addEventListener("keydown", (e) => {
 
 /* ---------------------------------------------------------------- index */
 const COLUMNS = [
-  ["family", "game"], ["experiment", "experiment"], ["model", "model"], ["agent", "agent"], ["prompt", "prompt"],
+  ["date", "started (UTC)"], ["run_id", "run id"], ["family", "game"], ["experiment", "experiment"], ["model", "model"], ["agent", "agent"], ["prompt", "prompt"],
   ["memory", "memory"], ["schedule", "schedule"], ["seed", "seed"], ["status", "status"], ["games", "games"],
   ["decisions", "decisions"], ["invalid_share", "invalid"], ["calls_sent", "LLM sent"], ["cache_hits", "cached"],
   ["tokens", "tokens"], ["cost_usd", "cost $"], ["sweep", "sweep"],
 ];
-const indexState = { sort: "experiment", dir: 1, filters: {} };
+const indexState = { sort: "date", dir: -1, filters: {} };  // newest first
 
 async function renderIndex() {
   keyHandler = null;
@@ -75,6 +75,8 @@ async function renderIndex() {
       if (c === "experiment") return `<td><a href="#/run/${esc(r.key)}">${esc(r.experiment ?? r.key)}</a>${r.source === "reference" ? ' <span class="chip">reference log</span>' : ""}</td>`;
       if (c === "status") return `<td>${esc(r.status)}${r.failure ? `<br><span class="muted">${esc(r.failure)}</span>` : ""}</td>`;
       if (c === "invalid_share") return `<td>${pct(r[c])}</td>`;
+      if (c === "run_id") return `<td class="run-id">${esc(r[c] ?? "")}</td>`;
+      if (c === "date") return `<td class="date">${esc(fmt(r[c]))}</td>`;
       return `<td>${esc(fmt(r[c]))}</td>`;
     }).join("")}</tr>`).join("");
   };
@@ -100,9 +102,48 @@ function runHeader(row) {
     · LLM sent ${fmt(row.calls_sent)} / cached ${fmt(row.cache_hits)} · tokens ${fmt(row.tokens)} · cost $${fmt(row.cost_usd, 4)}</p>`;
 }
 
+const SEARCH_HELP = `Search matches whole words, case-insensitively: <code>D wrong</code> finds decisions whose reasoning has the word “D” and the word “wrong” (not every “d” inside a word); <code>"was wrong"</code> in quotes is a phrase, its words in that order. Every word and phrase must appear.`;
+
 function searchBox(key, query = "") {
-  return `<form class="search" id="search-form"><input id="search-input" placeholder="search reasoning: all words must appear, e.g. D wrong" value="${esc(query)}"><button>Search</button></form>`;
+  return `<form class="search" id="search-form"><input id="search-input" placeholder='search reasoning: whole words or "a phrase", e.g. D wrong' value="${esc(query)}"><button>Search</button></form><p class="legend" id="search-help">${SEARCH_HELP}</p>`;
 }
+
+/* The search rule: the query's terms are its bare words and its "quoted phrases" (an unclosed quote runs to the
+   end); a term matches where it stands as whole words (no letter, digit or _ right before or after it; a
+   phrase's words separated by any white space), ignoring case; a text matches when every term does. */
+const WORD_CHAR = "[\\p{L}\\p{N}_]";
+
+function searchTerms(query) {
+  return [...String(query).matchAll(/"([^"]*)"?|(\S+)/g)].map((m) => (m[1] ?? m[2]).trim()).filter(Boolean);
+}
+
+function termSource(term) {
+  return term.split(/\s+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("\\s+");
+}
+
+function termRegex(terms) {
+  return new RegExp(`(?<!${WORD_CHAR})(?:${terms.map(termSource).join("|")})(?!${WORD_CHAR})`, "giu");
+}
+
+function searchMatcher(query) {
+  const terms = searchTerms(query);
+  const each = terms.map((t) => termRegex([t]));
+  const any = terms.length ? termRegex(terms) : null;
+  return {
+    terms,
+    test: (text) => terms.length > 0 && each.every((re) => { re.lastIndex = 0; return re.test(text); }),
+    mark: (text) => {
+      if (!any) return esc(text);
+      let out = "", last = 0;
+      for (const m of String(text).matchAll(any)) {
+        out += esc(text.slice(last, m.index)) + `<mark>${esc(m[0])}</mark>`;
+        last = m.index + m[0].length;
+      }
+      return out + esc(text.slice(last));
+    },
+  };
+}
+TS.searchMatcher = searchMatcher;  // the rule, for tests
 
 function bindSearch(key) {
   const form = document.getElementById("search-form");
@@ -262,13 +303,9 @@ async function renderSearch(key, query) {
   keyHandler = null;
   const [run, entries] = await Promise.all([runData(key), load("search/" + key, `r/${key}/search.js`)]);
   crumbs(` › <a href="#/run/${key}">${esc(run.row.experiment ?? key)}</a> › search`);
-  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
-  const hits = words.length ? entries.filter((e) => { const t = String(e[e.length - 1]).toLowerCase(); return words.every((w) => t.includes(w)); }) : [];
-  const mark = (text) => {
-    let out = esc(text);
-    for (const w of words) out = out.replace(new RegExp(w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi"), (m) => `<mark>${m}</mark>`);
-    return out;
-  };
+  const matcher = searchMatcher(query);
+  const hits = entries.filter((e) => matcher.test(String(e[e.length - 1])));
+  const mark = (text) => matcher.mark(String(text));
   const link = (e) => e.length === 5 ? `#/game/${key}/${e[0]}/${e[1]}/${e[2]}` : `#/scenario/${key}/${run.scenarios.findIndex((s) => s.item === e[0])}`;
   const label = (e) => e.length === 5 ? `session ${e[0]} · game ${e[1]} · round ${e[2]} · seat ${esc(e[3])}` : `${esc(e[0])} · stage ${e[1]}`;
   app().innerHTML = `${searchBox(key, query)}<h2 id="search-count">${hits.length} decision(s) match “${esc(query)}”</h2>
