@@ -778,6 +778,7 @@ GOLDEN: dict[str, dict[str, tuple[tuple[str, ...], str]]] = {
             "da349dd45c31ce1b7116ef625140e77849e73d1d7011178f963851def7ab6115",
         ),
     },
+    # exchanges updated deliberately (issue 27 item 12): tg_human's returns are drawn, no longer one per amount
     "tg_one_shot": {
         "exchanges": (
             (
@@ -814,7 +815,7 @@ GOLDEN: dict[str, dict[str, tuple[tuple[str, ...], str]]] = {
                 "p_return_at_least_sent",
                 "p_next_send_at_least",
             ),
-            "bb7d2d4bc9951429a6d8e33ad94759603ec812fff2c79869133f4b00dec19e21",
+            "dee9471ad7a60331a6be4bced704a974a6eb28c9449ab656548e7cce60ebce2c",
         ),
         "predictions": (
             (
