@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 import time
@@ -15,23 +14,13 @@ from trustsim.secrets import install_log_redaction
 _litellm: Any = None
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
-GC_GEN0_THRESHOLD = 20_000  # the young-generation threshold once litellm is imported (see get_litellm)
 
 
 def get_litellm() -> Any:
-    """Import litellm once, lazily (it takes seconds), with the offline cost map, and tune the collector.
+    """Import litellm once, lazily (it takes seconds), with the offline cost map and quiet loggers.
 
-    The import leaves ~370,000 long-lived objects (price map, provider configs, schemas) that every full
-    garbage collection would scan again (~0.2 s each, one every few hundred calls: ~0.4 ms per call at
-    concurrency 64). They are moved to the collector's permanent generation (:func:`gc.freeze`) once,
-    after a collection, so that work is done once per process, not once per few hundred calls.
-
-    litellm also allocates a few hundred container objects per call, most freed at once, so Python's default
-    young-generation threshold (700) starts a collection every few calls, and every tenth one also walks the
-    older generation (~0.4 ms of CPU per call at concurrency 64). The young threshold is raised to
-    :data:`GC_GEN0_THRESHOLD` for the rest of the process (never lowered; the older generations keep theirs):
-    ~30x fewer collections, ~0.1 ms per call, and ~5 MiB more peak memory with 64 calls in flight (cyclic
-    garbage waits longer). Only processes that send requests through litellm import it.
+    The process's garbage collector is left as it is (no freeze, no changed thresholds): a library call does
+    not change the memory behaviour of the user's process.
     """
     global _litellm
     if _litellm is None:
@@ -44,11 +33,6 @@ def get_litellm() -> Any:
         for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
             logging.getLogger(name).setLevel(logging.WARNING)
         install_log_redaction()  # litellm's own handlers too: a provider error may quote the key
-        gc.collect()  # garbage of the import is freed, not frozen
-        gc.freeze()
-        gen0, gen1, gen2 = gc.get_threshold()
-        if gen0:  # a threshold of 0 switches automatic collection off: left off
-            gc.set_threshold(max(gen0, GC_GEN0_THRESHOLD), gen1, gen2)
         _litellm = litellm
     return _litellm
 
