@@ -15,6 +15,7 @@ from trustsim.llm import local
 from trustsim.llm.budget import Budget
 from trustsim.llm.config import LLMConfig, ModelConfig
 from trustsim.llm.errors import DamagedStoreError, MissingKeyError, ProviderError, ReplayMissError, StoreError
+from trustsim.llm.keying import local_block
 from trustsim.llm.pacing import Backoff, RateLimiter
 from trustsim.llm.store import RequestStore, StoreDamaged, StoredResponse, canonical_request, request_key
 from trustsim.llm.transport import CallResult, call_litellm, classify
@@ -58,6 +59,7 @@ class LLMClient:
         self._inflight: dict[str, asyncio.Future[ChatResponse]] = {}
         self._secrets = secret_values()  # never stored or returned, even when a provider echoes one
         self._local_start = _local_totals(model)  # embedded model: token accounting at job start
+        self._local: dict[str, Any] | None = None  # embedded model: its part of every request key
         self._stats: dict[str, float] = {
             "calls_sent": 0,
             "cache_hits": 0,
@@ -82,16 +84,34 @@ class LLMClient:
         base.update(req.params)
         return model_id, api_base, base
 
+    def canonical(self, req: ChatRequest) -> str:
+        """The canonical request: what is asked and, for the embedded model, how it computes the answer
+        (the rule: :mod:`trustsim.llm.keying`)."""
+        return self._canonical(req, *self.route(req))
+
+    def _canonical(
+        self, req: ChatRequest, model_id: str, api_base: str | None, params: dict[str, Any]
+    ) -> str:
+        block = self._local_block() if model_id == self.model.litellm_model else None
+        return canonical_request(model_id, api_base, req.messages, params, req.sample, block)
+
     def key(self, req: ChatRequest) -> str:
         """The store key of a request (hash of the canonical request)."""
-        model_id, api_base, params = self.route(req)
-        return request_key(canonical_request(model_id, api_base, req.messages, params, req.sample))
+        return request_key(self.canonical(req))
+
+    def _local_block(self) -> dict[str, Any] | None:
+        """The embedded model's keyed settings and weights digest (computed once per client)."""
+        if self.model.provider != "local":
+            return None
+        if self._local is None:
+            self._local = local_block(self.model.local, local.find_gguf(self.model.local), self.store)
+        return self._local
 
     # -- public API ------------------------------------------------------------------------------
     async def complete(self, req: ChatRequest) -> ChatResponse:
         """Complete a request: from the store when present, else sent (and stored)."""
         model_id, api_base, params = self.route(req)
-        canonical = canonical_request(model_id, api_base, req.messages, params, req.sample)
+        canonical = self._canonical(req, model_id, api_base, params)
         key = request_key(canonical)
         if self.store is not None and self.llm.cache:
             stored = self._get(key, canonical)
@@ -115,9 +135,8 @@ class LLMClient:
         future: asyncio.Future[ChatResponse] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            result = await self._send(
-                model_id, api_base, req.messages, self._send_params(params, key), req.sample
-            )
+            sent = self._send_params(model_id, api_base, req, params)
+            result = await self._send(model_id, api_base, req.messages, sent, req.sample)
             if self._secrets and any(v in result.text for v in self._secrets):  # an answer echoing a key
                 result = dataclasses.replace(result, text=redact_text(result.text, self._secrets))
             if self.store is not None:
@@ -198,12 +217,16 @@ class LLMClient:
             self.store = None
 
     # -- sending ---------------------------------------------------------------------------------
-    def _send_params(self, params: dict[str, Any], key: str) -> dict[str, Any]:
-        """Local models sample with a seed derived from the request key: distinct per request, reproducible."""
+    def _send_params(
+        self, model_id: str, api_base: str | None, req: ChatRequest, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Local models sample with a seed derived from what is asked (the request without the
+        ``model.local`` settings): distinct per request, reproducible, the same under every decoder."""
         if self.model.provider != "local":
             return params
+        asked = request_key(canonical_request(model_id, api_base, req.messages, params, req.sample))
         base = int(params.get("seed") or 0)
-        return {**params, "seed": (base + int(key[:8], 16)) % (2**31)}
+        return {**params, "seed": (base + int(asked[:8], 16)) % (2**31)}
 
     def _timeout_s(self) -> float | None:
         """``llm.timeout_s``; none for the embedded model: its call runs in this process and cannot be

@@ -30,6 +30,10 @@ from trustsim.rundir.lock import pid_alive
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2  # 2: the ``job`` column (the config hash of the job that sent the request)
+# 2: embedded-model requests are keyed with their model.local settings and weights digest (trustsim.llm.keying).
+# A store first written with key version 1 keeps its embedded-model rows, which are no longer found (their
+# settings and weights are unknown): those requests are sent again once. Other models' keys are unchanged.
+KEY_VERSION = 2
 SHARD_SUFFIX = ".sqlite"
 LOCK_SUFFIX = ".writer"
 RESCAN_S = 5.0  # how often a sharded store looks for shards written by other jobs
@@ -63,10 +67,21 @@ _GET = (
 
 
 def canonical_request(
-    model: str, api_base: str | None, messages: list[dict[str, Any]], params: dict[str, Any], sample: int
+    model: str,
+    api_base: str | None,
+    messages: list[dict[str, Any]],
+    params: dict[str, Any],
+    sample: int,
+    local: dict[str, Any] | None = None,
 ) -> str:
-    """The canonical JSON text of a request (sorted keys, no whitespace); secrets are never part of it."""
+    """The canonical JSON text of a request (sorted keys, no whitespace); secrets are never part of it.
+
+    ``local``: how the embedded model computes the answer (:func:`trustsim.llm.keying.local_block`); absent
+    for every other model, whose canonical text is unchanged by it.
+    """
     body = {"model": model, "api_base": api_base, "messages": messages, "params": params, "sample": sample}
+    if local is not None:
+        body["local"] = local
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
@@ -96,6 +111,23 @@ def migrate(conn: sqlite3.Connection) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO meta(name, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
     )
+    note_key_version(conn)
+
+
+def note_key_version(conn: sqlite3.Connection) -> None:
+    """Record :data:`KEY_VERSION` in a writable store; on a store written before it, say once how many
+    embedded-model answers (``trustsim/...``) it holds under the old keys: kept, but not replayed."""
+    row = conn.execute("SELECT value FROM meta WHERE name = 'key_version'").fetchone()
+    if row is not None and int(row[0]) >= KEY_VERSION:
+        return
+    old = conn.execute("SELECT COUNT(*) FROM responses WHERE model LIKE 'trustsim/%'").fetchone()[0]
+    if old:
+        log.warning(
+            "request store: %d embedded-model answers were stored before the request key covered "
+            "model.local settings and the weights; they are kept but not replayed (sent again once)",
+            old,
+        )
+    conn.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('key_version', ?)", (str(KEY_VERSION),))
 
 
 def has_job_column(conn: sqlite3.Connection) -> bool:
@@ -190,6 +222,18 @@ class RequestStore:
         """Completion tokens of the stored answers of ``model`` (litellm id) for ``purpose`` (preview's
         expected answer lengths)."""
         return answer_lengths_of(self._conn, model, purpose)
+
+    def meta(self, name: str) -> str | None:
+        """A value of the store's ``meta`` table (None when absent)."""
+        with contextlib.suppress(sqlite3.OperationalError):  # an old store read-only: no meta table
+            row = self._conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+            return None if row is None else str(row[0])
+        return None
+
+    def set_meta(self, name: str, value: str) -> None:
+        """Remember a value in the ``meta`` table (a read-only store remembers nothing)."""
+        if not self.read_only:
+            self._conn.execute("INSERT OR REPLACE INTO meta(name, value) VALUES (?, ?)", (name, value))
 
     def __len__(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
@@ -560,6 +604,14 @@ class ShardedStore:
         if self._own is None:
             raise sqlite3.OperationalError("the request store was opened read-only (llm.replay_only)")
         self._own.put(key, **row)
+
+    def meta(self, name: str) -> str | None:
+        """A value of the own shard's ``meta`` table (None when absent or read-only)."""
+        return self._own.meta(name) if self._own is not None else None
+
+    def set_meta(self, name: str, value: str) -> None:
+        if self._own is not None:
+            self._own.set_meta(name, value)
 
     def spend(self, job: str | None = None) -> float:
         """Recorded spend over every shard: all rows, or those sent by ``job`` (a shard whose size and change

@@ -95,6 +95,12 @@ class LookupStore:
         except sqlite3.Error:
             return []
 
+    def meta(self, name: str) -> str | None:
+        return self._store.meta(name) if self._store is not None else None
+
+    def set_meta(self, name: str, value: str) -> None:
+        pass  # a preview writes nothing
+
     def put(self, key: str, *, response: StoredResponse, **row: Any) -> None:
         self._answered[key] = response
 
