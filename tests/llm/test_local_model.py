@@ -62,6 +62,28 @@ def test_embedded_model_plays_with_constrained_answers_and_replays(run_job_dir, 
         assert (run / name).read_bytes() == (replay / name).read_bytes(), name
 
 
+def test_a_grammar_run_after_a_guided_run_sends_its_requests(run_job_dir, tmp_path) -> None:
+    """model.local.decoder is in the request key: the grammar run does not replay the guided answers, and
+    both runs' answers stay in the store (a third run, guided again, sends nothing)."""
+    args = [
+        "+experiment=mid2strike",
+        "agent=llm",
+        "model=smollm2",
+        f"llm.store_path={tmp_path / 'store.sqlite'}",
+        "game.games=1",
+        "game.max_rounds=1",
+        "model.local.n_threads=1",
+    ]
+    llm = {}
+    for name, extra in (("guided", []), ("grammar", ["model.local.decoder=grammar"]), ("again", [])):
+        code, run = run_job_dir([*args, *extra], name)
+        assert code == 0, name
+        llm[name] = json.loads((run / "manifest.json").read_text())["llm"]
+    assert llm["guided"]["calls_sent"] >= 3 and llm["guided"]["cache_hits"] == 0
+    assert llm["grammar"]["calls_sent"] == llm["guided"]["calls_sent"] and llm["grammar"]["cache_hits"] == 0
+    assert llm["again"]["calls_sent"] == 0 and llm["again"]["cache_hits"] == llm["guided"]["calls_sent"]
+
+
 def test_local_failure_is_not_retried(tmp_path) -> None:
     from trustsim.llm import ChatRequest, ProviderError, build_client
 
@@ -86,13 +108,15 @@ def test_missing_model_package_is_a_config_error(tmp_path) -> None:
 
 
 def test_uncompilable_answer_schema_fails_cleanly_not_crashes() -> None:
-    from trustsim.llm import local
+    from trustsim.llm import llama_internals, local
     from trustsim.llm.config import parse_model_config
 
     cfg = parse_model_config(OmegaConf.load(REPO / "conf/model/smollm2.yaml"))
     model = local.load_model(cfg.local)
-    local.check_grammar(model, {"type": "object", "properties": {"r": {"type": "string", "maxLength": 80}}})
+    llama_internals.check_grammar(
+        model, {"type": "object", "properties": {"r": {"type": "string", "maxLength": 80}}}
+    )
     with pytest.raises(ValueError, match="cannot compile"):
-        local.check_grammar(
+        llama_internals.check_grammar(
             model, {"type": "object", "properties": {"r": {"type": "string", "maxLength": 5000}}}
         )

@@ -19,7 +19,6 @@ import atexit
 import contextlib
 import functools
 import importlib.util
-import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from trustsim.errors import ConfigError
+from trustsim.llm import llama_internals
 from trustsim.llm.config import LocalModelConfig
 from trustsim.llm.local_decode import Engine, Unsupported
 from trustsim.llm.threads import default_threads
@@ -76,10 +76,11 @@ def find_gguf(cfg: LocalModelConfig) -> Path:
 
 
 def load_model(cfg: LocalModelConfig) -> Any:
-    """The process-wide ``Llama`` instance for this GGUF file and context settings (loaded once)."""
+    """The process-wide ``Llama`` instance for this GGUF file, context settings and decoder (loaded once; the
+    decoders keep their KV caches differently, so they do not share one)."""
     path = find_gguf(cfg)
     n_threads = cfg.n_threads or default_threads()  # the free cores, once per process
-    key = (str(path), cfg.n_ctx, n_threads, cfg.n_batch, cfg.state_cache_mb)
+    key = (str(path), cfg.n_ctx, n_threads, cfg.n_batch, cfg.state_cache_mb, cfg.decoder)
     with _MODEL_LOCK:
         model = _MODELS.get(key)
         if model is None:
@@ -175,7 +176,7 @@ def generate(cfg: LocalModelConfig, messages: list[dict[str, Any]], params: dict
             {"type": "json_object", "schema": schema} if schema else {"type": "json_object"}
         )
         if schema:
-            check_grammar(model, schema)
+            llama_internals.check_grammar(model, schema)
     with _MODEL_LOCK:
         out = model.create_chat_completion(messages=messages, **kwargs)
         usage = out.get("usage") or {}
@@ -200,18 +201,6 @@ def _chat_result(text: str, finish: str, stats: dict[str, Any]) -> dict[str, Any
         },
         "trustsim_stats": stats,
     }
-
-
-def check_grammar(model: Any, schema: dict[str, Any]) -> None:
-    """Raise ValueError when llama.cpp cannot compile the answer schema (it would crash, not fail, later)."""
-    import llama_cpp
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-    gbnf = json_schema_to_gbnf(json.dumps(schema))
-    sampler = llama_cpp.llama_sampler_init_grammar(model._model.vocab, gbnf.encode(), b"root")
-    if not sampler:
-        raise ValueError("llama.cpp cannot compile the answer schema (too many bounded repetitions?)")
-    llama_cpp.llama_sampler_free(sampler)
 
 
 def _get_custom_llm_base() -> type:
@@ -267,12 +256,15 @@ def _provider_class() -> type:
 
 
 def check_available(cfg: LocalModelConfig) -> Path:
-    """Fail at start, naming the key, when llama-cpp-python or the GGUF file is missing."""
+    """Fail at start, naming the key, when llama-cpp-python or the GGUF file is missing, or when guided
+    decoding is asked of a llama-cpp-python version it is not tested with."""
     if importlib.util.find_spec("llama_cpp") is None:
         raise ConfigError(
             "model.provider",
             "the embedded model needs llama-cpp-python; install the local extra: pip install -e '.[local]'",
         )
+    if cfg.decoder == "guided":
+        llama_internals.check_version()
     return find_gguf(cfg)
 
 

@@ -13,12 +13,13 @@ RAM cache of saved KV states (one per recent prompt; ``local.state_cache_mb``) l
 its own previous prompt when agents interleave. :class:`CallStats` counts what each call evaluated.
 
 Schemas outside the supported subset (``$ref``, arrays, patterns, ...) raise :class:`Unsupported`; the
-caller then falls back to llama.cpp's grammar.
+caller then falls back to llama.cpp's grammar. What the public ``Llama`` API does not offer (KV truncation
+and states, the last logits, special tokens) comes from :mod:`trustsim.llm.llama_internals`, which checks
+the llama-cpp-python version.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import math
 import time
@@ -27,6 +28,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+
+from trustsim.llm import llama_internals as internals
 
 TOP_K, TOP_P, MIN_P = 40, 0.95, 0.05  # llama-cpp-python's create_chat_completion defaults
 
@@ -230,24 +233,16 @@ class Vocab:
     """Token pieces and masks for free strings and numbers (built once per model)."""
 
     def __init__(self, llama: Any) -> None:
-        import llama_cpp
-
         self.n = llama.n_vocab()
-        model = llama._model
-        self.pieces: list[bytes] = [model.detokenize([t]) for t in range(self.n)]
+        self.pieces: list[bytes] = [llama.detokenize([t]) for t in range(self.n)]
+        self.eog, control = internals.special_tokens(llama)
         self.texts: list[str | None] = []
         for t, piece in enumerate(self.pieces):
-            special = llama_cpp.llama_vocab_is_eog(model.vocab, t) or llama_cpp.llama_vocab_is_control(
-                model.vocab, t
-            )
             try:
-                text = None if special or not piece else piece.decode("utf-8")
+                text = None if self.eog[t] or control[t] or not piece else piece.decode("utf-8")
             except UnicodeDecodeError:
                 text = None
             self.texts.append(text)
-        self.eog = np.array(
-            [bool(llama_cpp.llama_vocab_is_eog(model.vocab, t)) for t in range(self.n)], dtype=bool
-        )
         safe = np.zeros(self.n, dtype=bool)
         closing = np.zeros(self.n, dtype=bool)
         digits = np.zeros(self.n, dtype=bool)
@@ -273,26 +268,13 @@ class Engine:
     """Decodes prompts on one ``Llama`` instance (calls are serialised by the caller)."""
 
     def __init__(self, llama: Any, state_cache_mb: int) -> None:
-        import llama_cpp
-        from llama_cpp import llama_chat_format
-
+        internals.check_version()
         self.llama = llama
-        self._lib = llama_cpp
         self.capacity = state_cache_mb << 20
-        self.states: OrderedDict[tuple[int, ...], tuple[bytes, int]] = OrderedDict()
+        self.states: OrderedDict[tuple[int, ...], bytes] = OrderedDict()  # prompt tokens -> KV state
         self._vocab: Vocab | None = None
         self._tokens: dict[str, list[int]] = {}
-        template = llama.metadata.get("tokenizer.chat_template")
-        eos, bos = llama.token_eos(), llama.token_bos()
-        self.formatter = (
-            llama_chat_format.Jinja2ChatFormatter(
-                template=template,
-                eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
-                bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
-            )
-            if template
-            else None
-        )
+        self.formatter = internals.chat_formatter(llama)
 
     @property
     def vocab(self) -> Vocab:
@@ -338,34 +320,24 @@ class Engine:
         stats.prefill_s = time.perf_counter() - start - stats.state_s
 
     def _truncate(self, n: int) -> None:
-        self.llama._ctx.kv_cache_seq_rm(-1, n, -1)
-        self.llama.n_tokens = n
+        internals.truncate(self.llama, n)
 
     def _save(self, key: tuple[int, ...]) -> None:
-        ctx = self.llama._ctx.ctx
-        size = self._lib.llama_state_get_size(ctx)
-        buf = (ctypes.c_uint8 * size)()
-        n = self._lib.llama_state_get_data(ctx, buf, size)
+        """Save the KV state after the prompt ``key`` (the context holds exactly it); oldest dropped first."""
         self.states.pop(key, None)
-        self.states[key] = (bytes(buf)[:n], self.llama.n_tokens)
-        total = sum(len(b) for b, _ in self.states.values())
+        self.states[key] = internals.save_state(self.llama)
+        total = sum(len(b) for b in self.states.values())
         while total > self.capacity and len(self.states) > 1:
-            _, (old, _n) = self.states.popitem(last=False)
+            _, old = self.states.popitem(last=False)
             total -= len(old)
 
     def _load(self, key: tuple[int, ...]) -> None:
-        data, n_tokens = self.states[key]
         self.states.move_to_end(key)
-        buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
-        if self._lib.llama_state_set_data(self.llama._ctx.ctx, buf, len(data)) != len(data):
-            raise RuntimeError("cannot restore a saved KV state")
-        self.llama.input_ids[:n_tokens] = key[:n_tokens]
-        self.llama.n_tokens = n_tokens
+        internals.load_state(self.llama, self.states[key], key)
 
     # -- sampling ------------------------------------------------------------------------------------
     def _logits(self) -> np.ndarray:
-        ptr = self._lib.llama_get_logits_ith(self.llama._ctx.ctx, -1)
-        return np.ctypeslib.as_array(ptr, shape=(self.vocab.n,)).copy()
+        return internals.last_logits(self.llama)
 
     def _eval(self, tokens: list[int], stats: CallStats) -> None:
         if tokens:
