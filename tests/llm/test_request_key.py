@@ -211,6 +211,7 @@ LLM_CHANGES: dict[str, Any] = {
     "backoff_base_s": 0.5,
     "backoff_max_s": 5.0,
     "backoff_seed": 3,
+    "store_check": "full",
 }
 
 
