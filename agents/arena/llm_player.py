@@ -97,4 +97,5 @@ class LLMPlayer(ArenaPlayer):
             prompt_tokens=answer.prompt_tokens,
             completion_tokens=answer.completion_tokens,
             cached=answer.cached,
+            request_key=answer.request_key,
         )

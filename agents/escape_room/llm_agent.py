@@ -231,6 +231,7 @@ class LLMAgent(EscapeRoomPolicy):
             prompt_tokens=answer.prompt_tokens,
             completion_tokens=answer.completion_tokens,
             cached=answer.cached,
+            request_key=answer.request_key,
         )
         self.mem.record_decision(obs, decision)
         self._last_obs = obs
@@ -273,6 +274,7 @@ class LLMAgent(EscapeRoomPolicy):
             prompt_tokens=answer.prompt_tokens,
             completion_tokens=answer.completion_tokens,
             cached=answer.cached,
+            request_key=answer.request_key,
         )
 
     def decide(self, obs: Observation) -> Decision:

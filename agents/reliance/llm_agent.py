@@ -106,4 +106,5 @@ class LLMAgent(ReliancePolicy):
             prompt_tokens=answer.prompt_tokens,
             completion_tokens=answer.completion_tokens,
             cached=answer.cached,
+            request_key=answer.request_key,
         )

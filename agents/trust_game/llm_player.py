@@ -81,6 +81,7 @@ class LLMTrustPlayer(TrustPlayer):
             prompt_tokens=ans.prompt_tokens,
             completion_tokens=ans.completion_tokens,
             cached=ans.cached,
+            request_key=ans.request_key,
         )
 
     async def asend(self, view: TrustorView) -> Decision:

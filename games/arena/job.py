@@ -150,6 +150,8 @@ class MatchRunner:
                     "tokens": [d.prompt_tokens, d.completion_tokens],
                     "cached": d.cached,
                 }
+                if d.request_key:
+                    fields["request"] = d.request_key
             self.ctx.recorder.event("move", **fields)
 
     def meta(self) -> MatchMeta:

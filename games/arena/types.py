@@ -63,3 +63,4 @@ class Decision:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False
+    request_key: str | None = None  # the request-store key of a model's answer (the viewer shows the request)

@@ -119,6 +119,8 @@ def decision_fields(r: DecisionRecord) -> dict[str, Any]:
             "completion_tokens": d.completion_tokens,
             "cached": d.cached,
         }
+        if d.request_key:
+            fields["request"] = d.request_key
     if d.confidence is not None:
         fields["confidence"] = d.confidence
     if d.trusted is not None:

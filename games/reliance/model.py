@@ -188,6 +188,7 @@ class RelianceModel(mesa.Model):
                 latency_s=choice.latency_s,
                 tokens=[choice.prompt_tokens, choice.completion_tokens],
                 cached=choice.cached,
+                **({"request": choice.request_key} if choice.request_key else {}),
             )
 
     def _row(self, node: Node, choice: Choice, action: str | None, invalid: str) -> dict[str, Any]:

@@ -52,6 +52,7 @@ class Choice:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False
+    request_key: str | None = None  # the request-store key of a model's answer (the viewer shows the request)
 
     @property
     def valid(self) -> bool:

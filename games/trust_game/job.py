@@ -33,6 +33,8 @@ def _decision_fields(d: Decision) -> dict[str, Any]:
             tokens=[d.prompt_tokens, d.completion_tokens],
             cached=d.cached,
         )
+        if d.request_key:
+            fields["request"] = d.request_key
     return fields
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -111,6 +112,11 @@ def test_llm_opponent_through_litellm_mock(run_job_dir, tmp_path: Path) -> None:
     assert reasons[0]["reasoning"] == "tit for tat has cooperated" and reasons[0]["raw"] == reply
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["llm"]["calls_sent"] == 8
+    # the model's moves name their requests in the store; the scripted player's name none
+    with sqlite3.connect(tmp_path / "store.sqlite") as conn:
+        stored = {k for (k,) in conn.execute("SELECT key FROM responses")}
+    assert {e["request"] for e in reasons} == stored and len(stored) == 8
+    assert not any("request" in e for e in _events(run) if e["type"] == "move" and e["seat"] == "A")
     # re-running replays every request from the store
     code, run2 = run_job_dir(over, "again")
     assert json.loads((run2 / "manifest.json").read_text())["llm"]["cache_hits"] == 8

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -145,11 +146,26 @@ def test_llm_agent_through_litellm_mock(run_job_dir, tmp_path: Path):
     assert (stages["model"] == "mock").all()
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["llm"]["calls_sent"] == len(stages)
+    # each stage event names its request in the store (the viewer shows the request and raw answer)
+    keys = [
+        e["request"]
+        for e in map(json.loads, (run / "events.jsonl").read_text().splitlines())
+        if e["type"] == "stage"
+    ]
+    with sqlite3.connect(tmp_path / "store.sqlite") as conn:
+        assert set(keys) == {k for (k,) in conn.execute("SELECT key FROM responses")}
+    assert len(keys) == len(set(keys)) == len(stages)
     # resume: re-running the same command replays every answer from the request store
     code, again = run_job_dir(over, "again")
     assert code == 0
     assert json.loads((again / "manifest.json").read_text())["llm"]["cache_hits"] == len(stages)
     assert (again / "stages.csv").read_bytes() == (run / "stages.csv").read_bytes()
+    replayed = [
+        e["request"]
+        for e in map(json.loads, (again / "events.jsonl").read_text().splitlines())
+        if e["type"] == "stage"
+    ]
+    assert sorted(replayed) == sorted(keys)  # the same requests, answered from the store
 
 
 @pytest.mark.parametrize(

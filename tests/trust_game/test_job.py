@@ -4,6 +4,7 @@ errors, LLM players through litellm mock_response (replayed byte-identically).""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -170,6 +171,10 @@ def test_llm_players_through_litellm_mock_and_replay(run_job_dir, tmp_path: Path
     assert ex[0]["trustor"]["raw"] == json.dumps(REPLY) and ex[0]["trustor"]["reasoning"] == "split the gains"
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["llm"]["calls_sent"] == 12  # 6 sends + 6 returns
+    # each role's decision names its request in the store (the viewer shows the request and raw answer)
+    keys = [e[role]["request"] for e in ex for role in ("trustor", "trustee")]
+    with sqlite3.connect(tmp_path / "store.sqlite") as conn:
+        assert set(keys) == {k for (k,) in conn.execute("SELECT key FROM responses")} and len(set(keys)) == 12
     code, again = run_job_dir(over, "again")
     assert json.loads((again / "manifest.json").read_text())["llm"]["cache_hits"] == 12
     for name in TABLES:

@@ -117,13 +117,13 @@ class LLMClient:
             stored = self._get(key, canonical)
             if stored is not None:
                 self._stats["cache_hits"] += 1
-                return _response(stored, cached=True)
+                return _response(stored, key)
         pending = self._inflight.get(key)
         if pending is not None:
             result = await asyncio.shield(pending)
             self._stats["cache_hits"] += 1
             return ChatResponse(
-                result.text, result.prompt_tokens, result.completion_tokens, result.latency_s, True, 0.0
+                result.text, result.prompt_tokens, result.completion_tokens, result.latency_s, True, 0.0, key
             )
         if self.llm.replay_only:
             where = str(self.store.path) if self.store is not None else ""
@@ -162,6 +162,7 @@ class LLMClient:
                 result.latency_s,
                 False,
                 result.cost_usd,
+                key,
             )
             future.set_result(response)
             return response
@@ -376,9 +377,16 @@ def check_key_env(model: ModelConfig) -> None:
     )
 
 
-def _response(stored: StoredResponse, *, cached: bool) -> ChatResponse:
+def _response(stored: StoredResponse, key: str) -> ChatResponse:
+    """A stored answer (served from the store: ``cached``)."""
     return ChatResponse(
-        stored.text, stored.prompt_tokens, stored.completion_tokens, stored.latency_s, cached, stored.cost_usd
+        stored.text,
+        stored.prompt_tokens,
+        stored.completion_tokens,
+        stored.latency_s,
+        True,
+        stored.cost_usd,
+        key,
     )
 
 

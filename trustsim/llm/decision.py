@@ -82,6 +82,8 @@ class Answer(Generic[T]):
         prompt_tokens, completion_tokens, latency_s, cost_usd: accounting of the call (the original
             call's, when served from the store).
         cached: served by the request store (provenance; not for tables).
+        request_key: the request's request-store key, where the client reports one (``LLMClient`` does):
+            recorded in the decision's event, so the viewer can show the exact request and raw response.
     """
 
     raw: str
@@ -94,6 +96,7 @@ class Answer(Generic[T]):
     latency_s: float = 0.0
     cost_usd: float = 0.0
     cached: bool = False
+    request_key: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -450,6 +453,7 @@ class DecisionKit:
             latency_s=resp.latency_s,
             cost_usd=resp.cost_usd,
             cached=resp.cached,
+            request_key=getattr(resp, "key", None),
         )
 
 

@@ -28,7 +28,8 @@ class ChatRequest:
 
 @dataclass(slots=True)
 class ChatResponse:
-    """The text of a completion plus its accounting. ``cached`` is True when served by the store."""
+    """The text of a completion plus its accounting. ``cached`` is True when served by the store; ``key`` is the
+    request's request-store key (None when no store client answered: a stand-in or a host's transport)."""
 
     text: str
     prompt_tokens: int
@@ -36,3 +37,4 @@ class ChatResponse:
     latency_s: float
     cached: bool
     cost_usd: float
+    key: str | None = None
