@@ -20,7 +20,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="a self-contained browser viewer of runs, sweeps and the reference logs (opens from file://)",
         description="Write a static site (no server, no network needed) that browses every run found: an "
         "index, escape-room games round by round, reliance decision paths, arena move grids, trust-game "
-        "exchanges, search across reasoning, and the analysis reports found next to the runs.",
+        "exchanges, search across reasoning, each LLM decision's exact request and raw response (read-only from the "
+        "request store), and the analysis reports found next to the runs.",
     )
     p.add_argument(
         "dirs", nargs="*", metavar="DIR", help="run or sweep directories, or reference-log folders"
@@ -35,6 +36,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="also serve the site on 127.0.0.1:PORT (default 8000) until Ctrl-C",
     )
     p.add_argument("--reference", action="store_true", help="include the reference study's shipped logs")
+    p.add_argument(
+        "--store",
+        type=Path,
+        metavar="PATH",
+        help="the request store (file, or llm.store_dir folder) holding the runs' LLM requests, read-only; "
+        "default: the one each run's configuration names, looked for from here and above the run",
+    )
     p.add_argument("--include-incomplete", action="store_true", default=True, help=argparse.SUPPRESS)
     p.add_argument("--force", action="store_true", help="write into an --out folder that holds other files")
     p.set_defaults(func=run)
@@ -65,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.dirs and not reference:
         raise RunDirError("nothing to show: give run/sweep directories or --reference")
     started = time.perf_counter()
-    stats = build_site(args.dirs, args.out, reference=reference)
+    if args.store is not None and not args.store.exists():
+        raise RunDirError(f"no request store at {args.store} (--store)")
+    stats = build_site(args.dirs, args.out, reference=reference, store=args.store)
     for problem in stats.problems:
         print(f"warning: {problem}", file=sys.stderr)
     if not stats.runs:

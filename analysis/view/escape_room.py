@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from analysis.view.requests import Requests
 from trustsim.rundir import Run
 
 PARTNER = "D"
@@ -113,6 +114,7 @@ class _EngineGame:
                         "confidence",
                         "reasoning",
                         "raw",
+                        "request",
                     )
                     if event.get(k) is not None
                 }
@@ -351,17 +353,23 @@ def search_entries(game: dict[str, Any]) -> Iterator[list[Any]]:
                 yield [game["session"], game["game"], rnd["round"], d["seat"], str(text)[:SEARCH_CHARS]]
 
 
-def write_games(w: Any, key: str, games: Iterable[dict[str, Any]], row: dict[str, Any]) -> dict[str, Any]:
-    """Write each game's page file and the run's search file (``w``: the site writer); returns the run page's
-    data and sets the index row's counts."""
+def write_games(
+    w: Any,
+    key: str,
+    games: Iterable[dict[str, Any]],
+    row: dict[str, Any],
+    requests: Requests | None = None,
+) -> dict[str, Any]:
+    """Write each game's page file, its decisions' requests (``requests``: the run's store) and the run's
+    search file (``w``: the site writer); returns the run page's data and sets the index row's counts."""
     summaries, search = [], []
     decisions = invalid = 0
     for game in games:
-        w.put(
-            f"r/{key}/g/{game['session']}-{game['game']}.js",
-            f"game/{key}/{game['session']}/{game['game']}",
-            game,
-        )
+        unit = f"{game['session']}-{game['game']}"
+        w.put(f"r/{key}/g/{unit}.js", f"game/{key}/{game['session']}/{game['game']}", game)
+        if requests is not None:
+            keys = [d.get("request") for rnd in game["rounds"] for d in rnd["decisions"]]
+            requests.write(w, f"r/{key}/q/{unit}.js", f"req/{key}/{unit}", keys)
         summary = summarise(game)
         summaries.append(summary)
         search.extend(search_entries(game))
@@ -375,7 +383,10 @@ def write_games(w: Any, key: str, games: Iterable[dict[str, Any]], row: dict[str
     row["invalid_share"] = round(invalid / decisions, 4) if decisions else None
     row["games"] = row.get("games") or len(summaries)
     row["decisions"] = row.get("decisions") or decisions
-    return {"games": summaries, "searchable": len(search)}
+    page: dict[str, Any] = {"games": summaries, "searchable": len(search)}
+    if requests is not None:
+        page["requests"] = requests.page_info()
+    return page
 
 
 def escape_room_page(
@@ -383,4 +394,5 @@ def escape_room_page(
 ) -> dict[str, Any]:
     """The viewer page of an escape-room run: its games replayed from the events."""
     verifier = ((run.manifest.get("config") or {}).get("game") or {}).get("verifier", "exact")
-    return write_games(w, row["key"], engine_games(events, verifier_exact=verifier == "exact"), row)
+    games = engine_games(events, verifier_exact=verifier == "exact")
+    return write_games(w, row["key"], games, row, w.stores.for_run(run))

@@ -5,6 +5,7 @@ pages, and :func:`table_page`, the generic page of a game that shows its tables 
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -53,6 +54,7 @@ def reliance_scenarios(run: Run, events: Iterable[dict[str, Any]]) -> list[dict[
             texts[(e.get("session"), e.get("item"), e.get("stage"))] = {
                 "raw": e.get("raw"),
                 "reasoning": e.get("reasoning"),
+                "request": e.get("request"),
             }
     scenarios: dict[tuple[Any, Any], dict[str, Any]] = {}
     for row in records(run, "scenarios.csv"):
@@ -92,6 +94,7 @@ def reliance_scenarios(run: Run, events: Iterable[dict[str, Any]]) -> list[dict[
                 "p_exact": row.get("p_exact"),
                 "reasoning": extra.get("reasoning"),
                 "raw": extra.get("raw"),
+                "request": extra.get("request"),
             }
         )
     return list(scenarios.values())
@@ -104,7 +107,7 @@ def arena_matches(
     """Match list and per-match move grids: per round each seat's move, stated P(opponent cooperates) and what
     the opponent did (reasoning from the move events)."""
     reasons = {
-        (e.get("match"), e.get("round"), e.get("seat")): (e.get("reasoning"), e.get("raw"))
+        (e.get("match"), e.get("round"), e.get("seat")): (e.get("reasoning"), e.get("raw"), e.get("request"))
         for e in events
         if e.get("type") == "move"
     }
@@ -133,7 +136,9 @@ def arena_matches(
         grid = grids[match]
         if row.get("seat") == "A" or not grid["rounds"] or grid["rounds"][-1]["round"] != row.get("round"):
             grid["rounds"].append({"round": row.get("round"), "seats": {}})
-        reasoning, raw = reasons.get((row.get("match"), row.get("round"), row.get("seat")), (None, None))
+        reasoning, raw, request = reasons.get(
+            (row.get("match"), row.get("round"), row.get("seat")), (None, None, None)
+        )
         grid["rounds"][-1]["seats"][row.get("seat")] = {
             "player": row.get("player"),
             "move": row.get("move"),
@@ -145,6 +150,7 @@ def arena_matches(
             "invalid_reason": row.get("invalid_reason"),
             "reasoning": reasoning or None,
             "raw": raw or None,
+            "request": request,
         }
     return matches, dict(grids)
 
@@ -157,11 +163,39 @@ EXCHANGE_FIELDS = (
 )  # fmt: skip
 
 
-def trust_game_sessions(run: Run) -> dict[int, list[dict[str, Any]]]:
-    """Exchanges per session, grouped by pair and ordered by round."""
+def _pair_number(pair: Any) -> int | None:
+    """A pair's 1-based number: the table's ``pair``, or an event's pair id ``s<session>p<pair>``
+    (docs/trust_game.md)."""
+    m = re.fullmatch(r"s\d+p(\d+)", str(pair))
+    try:
+        return int(m[1]) if m else int(pair)
+    except (TypeError, ValueError):
+        return None
+
+
+def trust_game_sessions(run: Run, events: Iterable[dict[str, Any]] = ()) -> dict[int, list[dict[str, Any]]]:
+    """Exchanges per session, grouped by pair and ordered by round, with each role's request key and whether a
+    model answered (from the exchange events)."""
+    keys = {
+        (e.get("session"), _pair_number(e.get("pair")), e.get("round")): [
+            e.get(role) or {} for role in ("trustor", "trustee")
+        ]
+        for e in events
+        if e.get("type") == "exchange"
+    }
     sessions: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for row in records(run, "exchanges.csv"):
-        sessions[int(row.get("session") or 0)].append({k: row.get(k) for k in EXCHANGE_FIELDS})
+        session = int(row.get("session") or 0)
+        sent, returned = keys.get((session, _pair_number(row.get("pair")), row.get("round")), ({}, {}))
+        sessions[session].append(
+            {k: row.get(k) for k in EXCHANGE_FIELDS}
+            | {
+                "sent_request": sent.get("request"),
+                "sent_by_model": bool(sent.get("raw")),
+                "returned_request": returned.get("request"),
+                "returned_by_model": bool(returned.get("raw")),
+            }
+        )
     return dict(sessions)
 
 
@@ -176,6 +210,10 @@ def reliance_page(w: Any, run: Run, events: Iterator[dict[str, Any]], row: dict[
     key = row["key"]
     scenarios = reliance_scenarios(run, list(events))
     w.put(f"r/{key}/scenarios.js", f"scenarios/{key}", scenarios)
+    requests = w.stores.for_run(run)
+    for i, sc in enumerate(scenarios):
+        keys = [s["request"] for s in sc["stages"]]
+        requests.write(w, f"r/{key}/q/scenario-{i}.js", f"req/{key}/scenario-{i}", keys)
     stages = [s for sc in scenarios for s in sc["stages"]]
     row["invalid_share"] = invalid_share(stages)
     search = [
@@ -190,7 +228,8 @@ def reliance_page(w: Any, run: Run, events: Iterator[dict[str, Any]], row: dict[
             {k: sc.get(k) for k in ("item", "category", "process", "pair", "all_optimal", "total_cost")}
             | {"stages": len(sc["stages"])}
             for sc in scenarios
-        ]
+        ],
+        "requests": requests.page_info(),
     }
 
 
@@ -198,11 +237,14 @@ def arena_page(w: Any, run: Run, events: Iterator[dict[str, Any]], row: dict[str
     """The viewer page of an arena run: its matches, each a round-by-round grid."""
     key = row["key"]
     matches, grids = arena_matches(run, events)
+    requests = w.stores.for_run(run)
     for match, grid in grids.items():
         w.put(f"r/{key}/m/{match}.js", f"match/{key}/{match}", grid)
+        keys = [s["request"] for r in grid["rounds"] for s in r["seats"].values()]
+        requests.write(w, f"r/{key}/q/match-{match}.js", f"req/{key}/match-{match}", keys)
     cells = [s for g in grids.values() for r in g["rounds"] for s in r["seats"].values()]
     row["invalid_share"] = invalid_share(cells)
-    return {"matches": matches}
+    return {"matches": matches, "requests": requests.page_info()}
 
 
 def trust_game_page(
@@ -210,15 +252,19 @@ def trust_game_page(
 ) -> dict[str, Any]:
     """The viewer page of a trust-game run: its sessions' exchanges."""
     key = row["key"]
-    sessions = trust_game_sessions(run)
+    sessions = trust_game_sessions(run, events)
+    requests = w.stores.for_run(run)
     for session, exchanges in sessions.items():
         w.put(f"r/{key}/tg/{session}.js", f"tg/{key}/{session}", exchanges)
+        keys = [x[k] for x in exchanges for k in ("sent_request", "returned_request")]
+        requests.write(w, f"r/{key}/q/tg-{session}.js", f"req/{key}/tg-{session}", keys)
     row["invalid_share"] = invalid_share([x for rows in sessions.values() for x in rows])
     return {
         "sessions": [
             {"session": s, "exchanges": len(x), "pairs": len({e["pair"] for e in x})}
             for s, x in sorted(sessions.items())
-        ]
+        ],
+        "requests": requests.page_info(),
     }
 
 

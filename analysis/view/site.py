@@ -23,6 +23,7 @@ from analysis.families import families
 from analysis.view.escape_room import reference_games, write_games
 from analysis.view.families import table_page
 from analysis.view.markdown import markdown_to_html
+from analysis.view.requests import REFERENCE_NOTE, StoreCache
 from trustsim.rundir import Run, RunDirError, discover_runs, iter_events
 
 ASSETS = Path(__file__).parent / "assets"
@@ -40,11 +41,13 @@ class SiteStats:
 
 
 class SiteWriter:
-    """Writes ``TS.put`` data files under ``<site>/data``."""
+    """Writes ``TS.put`` data files under ``<site>/data``; ``stores`` opens the runs' request stores
+    (read-only) for the pages that show each decision's request."""
 
-    def __init__(self, site: Path) -> None:
+    def __init__(self, site: Path, store: Path | None = None) -> None:
         self.site = site
         self.stats = SiteStats()
+        self.stores = StoreCache(store)
 
     def put(self, rel: str, key: str, data: Any) -> None:
         path = self.site / "data" / rel
@@ -188,7 +191,7 @@ def _reference_runs(roots: list[Path], w: SiteWriter) -> Iterator[dict[str, Any]
                 "cost_usd": None,
             }
             page = write_games(w, key, reference_games(folder, [bool(x) for x in d_list]), row)
-            yield row | {"page": page}
+            yield row | {"page": page | {"requests": {"store": None, "note": REFERENCE_NOTE}}}
 
 
 def _reports(roots: list[Path], site: Path, w: SiteWriter) -> list[dict[str, Any]]:
@@ -228,8 +231,11 @@ def build_site(
     *,
     reference: Iterable[str | Path] = (),
     include_incomplete: bool = True,
+    store: str | Path | None = None,
 ) -> SiteStats:
-    """Write the viewer for every run, sweep and reference-log folder found under ``dirs`` into ``out``."""
+    """Write the viewer for every run, sweep and reference-log folder found under ``dirs`` into ``out``
+    (``store``: the request store of every run's LLM decisions, instead of the one each run's configuration
+    names)."""
     site = Path(out)
     site.mkdir(parents=True, exist_ok=True)
     (site / "assets").mkdir(exist_ok=True)
@@ -237,7 +243,7 @@ def build_site(
         if asset.suffix in (".js", ".css"):
             shutil.copyfile(asset, site / "assets" / asset.name)
     shutil.copyfile(ASSETS / "index.html", site / "index.html")
-    w = SiteWriter(site)
+    w = SiteWriter(site, Path(store) if store is not None else None)
     roots = [Path(d) for d in dirs]
     rows: list[dict[str, Any]] = []
     engine_roots = [r for r in roots if r.exists()]
@@ -258,6 +264,7 @@ def build_site(
         page = row.pop("page")
         w.put(f"r/{row['key']}/run.js", f"run/{row['key']}", {"row": row, **page})
         rows.append(row)
+    w.stores.close()
     reports = _reports(engine_roots, site, w)
     w.put("index.js", "index", {"runs": rows, "reports": reports})
     w.stats.runs = len(rows)

@@ -73,6 +73,23 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
             runs / "escape_llm",
         )
         assert code == 0
+    # a trust game of two model players (litellm's mock_response): each exchange's two requests
+    mock = {"send": 6, "expected_return": 9, "p_return_at_least_sent": 0.7, "return": 9, "reasoning": "split"}
+    tg_llm = [
+        "+experiment=trust_game_repeated",
+        "agent=llm",
+        "game.pairs=2",
+        "game.rounds=2",
+        "model=scripted",
+    ]
+    tg_llm += [
+        "model.name=mock",
+        "+model.litellm_model=openai/mock",
+        f"llm.store_path={root / 'store.sqlite'}",
+    ]
+    assert (
+        run_in_process([*tg_llm, f"+model.params.mock_response='{json.dumps(mock)}'"], runs / "tg_llm") == 0
+    )
     for name, overrides in {
         "escape_bayes": ["+experiment=mid2strike", "agent=bayes", "runs=2"],
         "reliance": ["+experiment=reliance", "agent=oracle", "game.limit=3"],

@@ -143,6 +143,27 @@ def test_invalid_answers_show_their_raw_text(site: Path, page) -> None:  # type:
     pytest.fail("the corpus has no invalid answer")
 
 
+def test_a_decision_opens_its_request_and_raw_response(site: Path, page) -> None:  # type: ignore[no-untyped-def]
+    key = _key(site, "escape_llm")
+    game = read_data(site, f"r/{key}/g/0-1.js")
+    requests = read_data(site, f"r/{key}/q/0-1.js")
+    first = game["rounds"][0]["decisions"][0]
+    entry = requests["entries"][first["request"]]
+    page.goto((site / "index.html").as_uri() + f"#/game/{key}/0/1/1")
+    page.wait_for_selector("#decisions button.req")
+    assert page.locator("#decisions tr.decision[data-seat=D]").inner_text().count("scripted: no request") == 1
+    page.locator("#decisions button.req").first.click()
+    panel = page.locator("#decisions tr.req-panel")
+    panel.wait_for()
+    messages = panel.locator(".msg pre").all_inner_texts()
+    assert messages == [requests["texts"][m["content"]] for m in entry["messages"]]
+    assert panel.locator("pre.response").inner_text() == entry["response"] == first["raw"]
+    assert entry["model"] in panel.locator("h4").first.inner_text()
+    _shot(page, "request_panel")
+    page.locator("#decisions button.req").first.click()  # closes it again
+    assert page.locator("#decisions tr.req-panel").count() == 0
+
+
 def _whole_words(term: str) -> re.Pattern[str]:
     """The documented search rule for one term: its words, as whole words, in order, ignoring case."""
     body = r"\s+".join(re.escape(w) for w in term.split())

@@ -3,11 +3,15 @@ logs, failed runs, search, reports, and a deterministic build."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
 
 from analysis.view.markdown import markdown_to_html
+from analysis.view.site import build_site
 
 from .conftest import INVALID_TEXT, REFERENCE_RUNS, read_data, view
 
@@ -141,3 +145,103 @@ def test_markdown_tables_images_and_escaping() -> None:
     out = markdown_to_html("# T\n\n| a | b |\n|---|---|\n| 1 | <x> |\n\n![fig](f.png)\n- item `code`")
     assert "<h1>T</h1>" in out and "<td>&lt;x&gt;</td>" in out
     assert '<img alt="fig" src="f.png">' in out and "<li>item <code>code</code></li>" in out
+
+
+def _store_rows(store: Path) -> dict[str, tuple[dict, str]]:
+    with sqlite3.connect(store) as conn:
+        return {
+            k: (json.loads(req), text)
+            for k, req, text in conn.execute("SELECT key, request, text FROM responses")
+        }
+
+
+def _requests(site: Path, key: str, unit: str) -> dict:
+    """A unit's request file with each entry's messages resolved (contents are indices into ``texts``)."""
+    data = read_data(site, f"r/{key}/q/{unit}.js")
+    for entry in data["entries"].values():
+        for m in entry["messages"] if entry else []:
+            m["content"] = data["texts"][m["content"]]
+    return data["entries"]
+
+
+def test_each_llm_decision_shows_its_exact_request_and_raw_response(site: Path, corpus: Path) -> None:
+    row = _row(site, "escape_llm")
+    run = read_data(site, f"r/{row['key']}/run.js")
+    store = corpus.parent / "store.sqlite"
+    assert run["requests"]["store"] == str(store) and run["requests"]["missing"] == 0
+    rows = _store_rows(store)
+    asked = set()
+    for summary in run["games"]:
+        unit = f"{summary['session']}-{summary['game']}"
+        game = read_data(site, f"r/{row['key']}/g/{unit}.js")
+        entries = _requests(site, row["key"], unit)
+        for d in (d for r in game["rounds"] for d in r["decisions"]):
+            if d["seat"] == "D":  # the scripted partner asks nothing
+                assert "request" not in d and "raw" not in d
+                continue
+            request, text = rows[d["request"]]
+            entry = entries[d["request"]]
+            assert entry["messages"] == request["messages"] and entry["params"] == request["params"]
+            assert entry["response"] == text == d["raw"] and entry["sample"] == request["sample"]
+            asked.add(d["request"])
+    assert len(asked) == row["calls_sent"] == run["requests"]["found"]
+
+
+def test_scripted_runs_ask_nothing_and_reference_logs_say_why(site: Path) -> None:
+    for name in ("escape_bayes", "reliance", "arena", "trust_game"):
+        key = _row(site, name)["key"]
+        assert not (site / "data" / "r" / key / "q").exists(), name
+    ref = read_data(site, f"r/{_row(site, REFERENCE_RUNS[0])['key']}/run.js")
+    assert ref["requests"]["store"] is None and "hold no requests" in ref["requests"]["note"]
+
+
+def test_a_missing_store_or_entry_is_said_plainly(corpus: Path, tmp_path: Path) -> None:
+    moved = tmp_path / "runs" / "escape_llm"
+    shutil.copytree(corpus / "escape_llm", moved)
+    manifest = json.loads((moved / "manifest.json").read_text())
+    manifest["config"]["llm"]["store_path"] = "gone/request_store.sqlite"
+    (moved / "manifest.json").write_text(json.dumps(manifest))
+    build_site([moved], tmp_path / "no_store")
+    run = read_data(tmp_path / "no_store", f"r/{_only_key(tmp_path / 'no_store')}/run.js")
+    assert run["requests"]["store"] is None and "gone/request_store.sqlite" in run["requests"]["note"]
+    assert run["requests"]["found"] == 0 and run["requests"]["missing"] > 0
+    # a store that lacks one entry (pruned): that decision says so, the others show theirs
+    pruned = tmp_path / "pruned.sqlite"
+    shutil.copyfile(corpus.parent / "store.sqlite", pruned)
+    with sqlite3.connect(pruned) as conn:
+        (gone,) = conn.execute("SELECT key FROM responses ORDER BY key LIMIT 1").fetchone()
+        conn.execute("DELETE FROM responses WHERE key = ?", (gone,))
+    build_site([moved], tmp_path / "pruned_site", store=pruned)
+    key = _only_key(tmp_path / "pruned_site")
+    run = read_data(tmp_path / "pruned_site", f"r/{key}/run.js")
+    assert run["requests"]["store"] == str(pruned) and run["requests"]["missing"] == 1
+    units = (tmp_path / "pruned_site" / "data" / "r" / key / "q").glob("*.js")
+    entries = {k: v for u in units for k, v in _requests(tmp_path / "pruned_site", key, u.stem).items()}
+    assert entries[gone] is None and all(v is not None for k, v in entries.items() if k != gone)
+
+
+def _only_key(site: Path) -> str:
+    (row,) = read_data(site, "index.js")["runs"]
+    return row["key"]
+
+
+def test_trust_game_exchanges_name_both_requests(site: Path, corpus: Path) -> None:
+    key = _row(site, "tg_llm")["key"]
+    exchanges = read_data(site, f"r/{key}/tg/0.js")
+    entries = _requests(site, key, "tg-0")
+    rows = _store_rows(corpus.parent / "store.sqlite")
+    assert len(exchanges) == 4
+    for x in exchanges:
+        sent, returned = entries[x["sent_request"]], entries[x["returned_request"]]
+        asked_sender, asked_responder = sent["messages"][-1]["content"], returned["messages"][-1]["content"]
+        assert asked_sender.startswith("You are the sender.")
+        assert asked_responder.startswith("You are the responder.")
+        assert (
+            f"This is round {x['round']}." in asked_sender
+            and f"This is round {x['round']}." in asked_responder
+        )
+        assert f"the sender sent {x['sent']} of" in asked_responder
+        assert (
+            sent["response"] == rows[x["sent_request"]][1]
+            and returned["response"] == rows[x["returned_request"]][1]
+        )

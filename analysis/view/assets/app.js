@@ -37,6 +37,66 @@ document.addEventListener("keydown", (e) => {
   if (keyHandler && !(e.target instanceof HTMLInputElement)) keyHandler(e);
 });
 
+/* ---------------------------------------------------------------- a decision's request and raw response */
+/* A model's decision carries its request-store key; the requests of one unit (game, scenario, match, session)
+   are one data file, loaded when the first of them is opened. */
+function requestCell(run, unit, req, answered) {
+  const row = run.row;
+  if (req) return `<button class="req" data-run="${esc(row.key)}" data-unit="${esc(unit)}" data-req="${esc(req)}" title="the exact request sent and the raw response, from the request store">request ▸</button>`;
+  if (row.source === "reference") return `<span class="muted no-req" title="${esc(run.requests?.note ?? "")}">not in the study's logs</span>`;
+  if (!answered || !((row.calls_sent || 0) + (row.cache_hits || 0))) return `<span class="muted no-req">scripted: no request</span>`;
+  return `<span class="muted no-req" title="this run's events hold no request key for this answer: it was recorded before trustsim wrote them">no request recorded</span>`;
+}
+
+function messageContent(texts, content) {
+  if (typeof content === "number") return texts[content];
+  return typeof content === "string" ? content : JSON.stringify(content, null, 2);
+}
+
+function requestPanel(run, entry, req) {
+  const info = run.requests || {};
+  if (entry === undefined || entry === null) {
+    const why = info.store ? `This request (key ${esc(req.slice(0, 12))}…) is not in the request store ${esc(info.store)}: it was pruned, or the run used another store (build with <code>--store PATH</code>).` : esc(info.note || "no request store was read for this run");
+    return `<div class="request missing"><p><strong>Request not available.</strong> ${why}</p></div>`;
+  }
+  const e = entry, texts = e.texts;
+  const msgs = e.messages.map((m, i) => `<div class="msg"><div class="role">${i + 1}. ${esc(m.role)}</div><pre>${esc(messageContent(texts, m.content))}</pre></div>`).join("");
+  const when = e.created ? new Date(e.created * 1000).toISOString().replace("T", " ").slice(0, 19) + " UTC" : "—";
+  return `<div class="request"><h4>Request <span class="muted">${esc(e.model)} · ${esc(e.purpose)} · sample ${esc(e.sample)} · key ${esc(req.slice(0, 12))}…${e.api_base ? " · " + esc(e.api_base) : ""}</span></h4>
+    <details class="params"><summary>generation settings</summary><pre>${esc(JSON.stringify(e.params, null, 2))}</pre></details>
+    <div class="messages">${msgs}</div>
+    <h4>Raw response <span class="muted">${fmt(e.prompt_tokens)} prompt + ${fmt(e.completion_tokens)} completion tokens · ${fmt(e.latency_s, 2)} s · $${fmt(e.cost_usd, 6)} · stored ${esc(when)}</span></h4>
+    <pre class="response">${esc(e.response)}</pre><p class="muted">from ${esc(info.store)}</p></div>`;
+}
+
+async function toggleRequest(btn) {
+  const host = btn.closest("tr") || btn.parentElement;
+  for (let open = host.nextElementSibling; open && open.classList.contains("req-panel"); open = open.nextElementSibling) {
+    if (open.dataset.req === btn.dataset.req) { open.remove(); btn.textContent = "request ▸"; return; }
+  }
+  const { run: runKey, unit, req } = btn.dataset;
+  const [run, data] = await Promise.all([runData(runKey), load(`req/${runKey}/${unit}`, `r/${runKey}/q/${unit}.js`).catch(() => ({ texts: [], entries: {} }))]);
+  const entry = data.entries[req];
+  const html = requestPanel(run, entry ? { ...entry, texts: data.texts } : entry, req);
+  let panel;
+  if (host.tagName === "TR") {
+    panel = document.createElement("tr");
+    panel.innerHTML = `<td colspan="${host.children.length}">${html}</td>`;
+  } else {
+    panel = document.createElement("div");
+    panel.innerHTML = html;
+  }
+  panel.className = "req-panel";
+  panel.dataset.req = req;
+  host.after(panel);
+  btn.textContent = "request ▾";
+}
+
+document.addEventListener("click", (e) => {
+  const btn = e.target instanceof Element ? e.target.closest("button.req") : null;
+  if (btn) { e.preventDefault(); toggleRequest(btn).catch((err) => { btn.after(Object.assign(document.createElement("span"), { className: "badge invalid", textContent: err.message })); }); }
+});
+
 /* ---------------------------------------------------------------- index */
 const COLUMNS = [
   ["date", "started (UTC)"], ["run_id", "run id"], ["family", "game"], ["experiment", "experiment"], ["model", "model"], ["agent", "agent"], ["prompt", "prompt"],
@@ -223,13 +283,14 @@ function confidence(conf) {
   return Object.entries(conf).map(([q, p]) => `<span class="chip">Q${esc(String(q).replace(/^Q/, ""))}: ${fmt(p, 2)}</span>`).join("");
 }
 
-function decisionRows(decisions) {
+function decisionRows(decisions, run, unit) {
   return decisions.map((d) => {
     const invalid = d.valid === false;
     const raw = invalid && d.raw ? `<pre class="raw">${esc(d.raw)}</pre>` : "";
     return `<tr class="decision ${invalid ? "invalid" : ""}" data-seat="${esc(d.seat)}"><td>${esc(d.seat)}</td>
       <td>${esc(d.action ?? "—")}${invalid ? ` <span class="badge invalid">INVALID${d.invalid_reason ? ": " + esc(d.invalid_reason) : ""}</span>` : ""}</td>
-      <td>${esc(d.resolved ?? "")}</td><td>${confidence(d.confidence)}</td><td class="reasoning">${esc(d.reasoning ?? "")}${raw}</td></tr>`;
+      <td>${esc(d.resolved ?? "")}</td><td>${confidence(d.confidence)}</td><td class="reasoning">${esc(d.reasoning ?? "")}${raw}</td>
+      <td>${requestCell(run, unit, d.request, d.raw)}</td></tr>`;
   }).join("");
 }
 
@@ -269,7 +330,7 @@ async function renderGame(key, session, gameNo, roundArg) {
     const rnd = game.rounds[r - 1];
     body += `<p>alive ${rnd.alive.map((s) => `<span class="chip">${esc(s)}: ${esc(rnd.coins[s] ?? "?")} coins</span>`).join("")}</p>
       <div class="grid2"><div><h3>Capsules seen this round</h3>${capsuleTable(game, rnd.capsules, false)}<h3>What happened</h3>${roundEvents(rnd)}</div>
-      <div><h3>Decisions</h3><table id="decisions"><thead><tr><th>seat</th><th>action</th><th>resolved</th><th>stated confidence</th><th>reasoning</th></tr></thead><tbody>${decisionRows(rnd.decisions)}</tbody></table></div></div>`;
+      <div><h3>Decisions</h3><table id="decisions"><thead><tr><th>seat</th><th>action</th><th>resolved</th><th>stated confidence</th><th>reasoning</th><th>request</th></tr></thead><tbody>${decisionRows(rnd.decisions, run, `${session}-${gameNo}`)}</tbody></table></div></div>`;
   }
   app().innerHTML = body;
   const idx = games.findIndex((g) => Number(g.game) === Number(gameNo));
@@ -329,7 +390,8 @@ async function renderScenario(key, i) {
       <p>evidence so far: <code>${esc(st.history || "(none)")}</code>${st.observation ? ` · then observed <code>${esc(st.observation)}</code>` : ""}</p>
       <p>choice: <strong>${esc(st.action)}</strong>${invalid ? ` <span class="badge invalid">INVALID${st.invalid_reason ? ": " + esc(st.invalid_reason) : ""}</span>` : ""} · regret ${fmt(st.regret, 4)} · stated confidence ${fmt(st.confidence, 3)}${st.p_exact !== null && st.p_exact !== undefined ? ` (exact posterior ${fmt(st.p_exact, 3)})` : ""}</p>
       <table class="qvalues"><thead><tr><th>action</th><th>Q* (expected cost)</th><th></th></tr></thead><tbody>${qrows}</tbody></table>
-      ${st.reasoning ? `<p class="reasoning">${esc(st.reasoning)}</p>` : ""}${invalid && st.raw ? `<pre>${esc(st.raw)}</pre>` : ""}</section>`;
+      ${st.reasoning ? `<p class="reasoning">${esc(st.reasoning)}</p>` : ""}${invalid && st.raw ? `<pre>${esc(st.raw)}</pre>` : ""}
+      <p class="req-line">${requestCell(run, `scenario-${i}`, st.request, st.raw)}</p></section>`;
   }).join("");
   app().innerHTML = `<h1>${esc(s.item)}</h1><p><span class="chip">${esc(s.category ?? "")}</span><span class="chip">${esc(s.process ?? "")}</span> V* at the root ${fmt(s.v_star_root)} · total cost ${fmt(s.total_cost)}</p>${stages}`;
 }
@@ -344,11 +406,12 @@ async function renderMatch(key, match) {
   const rows = grid.rounds.map((r) => {
     const a = r.seats.A || {}, b = r.seats.B || {};
     const one = (c) => `<td>${esc(c.move ?? "—")}${c.valid === false ? ' <span class="badge invalid">INVALID</span>' : ""}</td><td>${fmt(c.p, 2)} → ${esc(c.opponent_move ?? "—")}</td>`;
-    return `<tr><td>${r.round}</td>${one(a)}${one(b)}<td class="reasoning">${esc(a.reasoning ?? "")}</td><td class="reasoning">${esc(b.reasoning ?? "")}</td></tr>`;
+    return `<tr><td>${r.round}</td>${one(a)}${one(b)}<td class="reasoning">${esc(a.reasoning ?? "")}</td><td class="reasoning">${esc(b.reasoning ?? "")}</td>
+      <td>A ${requestCell(run, `match-${match}`, a.request, a.raw)}<br>B ${requestCell(run, `match-${match}`, b.request, b.raw)}</td></tr>`;
   }).join("");
   app().innerHTML = `<h1>Match ${esc(match)}</h1><p>A: ${esc(m.player_a)} (${esc(m.model_a)}) · B: ${esc(m.player_b)} (${esc(m.model_b)}) · payoffs ${fmt(m.payoff_a)} / ${fmt(m.payoff_b)}</p>
     <div id="move-grid"><div>A ${cells("A")}</div><div>B ${cells("B")}</div></div><p class="legend">green C = cooperate, red D = defect</p>
-    <table id="moves"><thead><tr><th>round</th><th>A move</th><th>A: P(B cooperates) → B did</th><th>B move</th><th>B: P(A cooperates) → A did</th><th>A reasoning</th><th>B reasoning</th></tr></thead><tbody>${rows}</tbody></table>`;
+    <table id="moves"><thead><tr><th>round</th><th>A move</th><th>A: P(B cooperates) → B did</th><th>B move</th><th>B: P(A cooperates) → A did</th><th>A reasoning</th><th>B reasoning</th><th>requests</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 /* ---------------------------------------------------------------- trust game */
@@ -359,8 +422,9 @@ async function renderTrustGame(key, session) {
   const byPair = new Map();
   for (const x of rows) { if (!byPair.has(x.pair)) byPair.set(x.pair, []); byPair.get(x.pair).push(x); }
   app().innerHTML = `<h1>Trust game · session ${esc(session)}</h1>${[...byPair.entries()].map(([pair, xs]) => `<h3>pair ${esc(pair)} <span class="muted">${esc(xs[0].trustor)} → ${esc(xs[0].trustee)} · E ${esc(xs[0].endowment)} · k ${esc(xs[0].multiplier)}</span></h3>
-    <table class="exchanges"><thead><tr><th>round</th><th>sent</th><th>received</th><th>returned</th><th>return ratio</th><th>payoffs trustor / trustee</th><th>expected back</th><th>valid</th></tr></thead><tbody>${xs.map((x) =>
-      `<tr class="${x.valid === false ? "invalid" : ""}"><td>${x.round}</td><td>${x.sent}</td><td>${x.received}</td><td>${x.returned}</td><td>${fmt(x.return_ratio, 2)}</td><td>${x.trustor_payoff} / ${x.trustee_payoff}</td><td>${fmt(x.expected_return, 1)}</td><td>${x.valid === false ? `INVALID ${esc(x.sent_invalid_reason || x.returned_invalid_reason || "")}${x.sent_raw ? `<pre>${esc(x.sent_raw)}</pre>` : ""}${x.returned_raw ? `<pre>${esc(x.returned_raw)}</pre>` : ""}` : "yes"}</td></tr>`).join("")}</tbody></table>`).join("")}`;
+    <table class="exchanges"><thead><tr><th>round</th><th>sent</th><th>received</th><th>returned</th><th>return ratio</th><th>payoffs trustor / trustee</th><th>expected back</th><th>valid</th><th>requests</th></tr></thead><tbody>${xs.map((x) =>
+      `<tr class="${x.valid === false ? "invalid" : ""}"><td>${x.round}</td><td>${x.sent}</td><td>${x.received}</td><td>${x.returned}</td><td>${fmt(x.return_ratio, 2)}</td><td>${x.trustor_payoff} / ${x.trustee_payoff}</td><td>${fmt(x.expected_return, 1)}</td><td>${x.valid === false ? `INVALID ${esc(x.sent_invalid_reason || x.returned_invalid_reason || "")}${x.sent_raw ? `<pre>${esc(x.sent_raw)}</pre>` : ""}${x.returned_raw ? `<pre>${esc(x.returned_raw)}</pre>` : ""}` : "yes"}</td>
+      <td>send ${requestCell(run, `tg-${session}`, x.sent_request, x.sent_by_model)}<br>return ${requestCell(run, `tg-${session}`, x.returned_request, x.returned_by_model)}</td></tr>`).join("")}</tbody></table>`).join("")}`;
 }
 
 /* ---------------------------------------------------------------- router */
