@@ -36,6 +36,9 @@ class ViewPage:
             index (``invalid_share``, ``games``, ``decisions``), and returns the run page's data (keys the page
             script shows: ``games``, ``scenarios``, ``matches``, ``sessions`` or generic ``tables``, see
             :func:`analysis.view.site.table_page`). ``events`` iterates the run's readable events.
+            ``writer.stores.for_run(run)`` opens the run's request store (:mod:`analysis.view.requests`) for
+            the decisions' exact requests: its ``write`` puts a unit's requests by their keys (the events'
+            ``request``) and ``page_info()`` goes into the page data as ``requests``.
     """
 
     page: Callable[[Any, Any, Iterator[dict[str, Any]], dict[str, Any]], dict[str, Any]]

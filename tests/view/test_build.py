@@ -245,3 +245,35 @@ def test_trust_game_exchanges_name_both_requests(site: Path, corpus: Path) -> No
             sent["response"] == rows[x["sent_request"]][1]
             and returned["response"] == rows[x["returned_request"]][1]
         )
+
+
+def test_a_sharded_store_is_read_from_every_shard_without_writing(tmp_path: Path) -> None:
+    from analysis.view.requests import StoreReader
+    from trustsim.llm.store import RequestStore, StoredResponse, canonical_request, request_key
+
+    shards = tmp_path / "store_dir"
+    keys = {}
+    for job in ("a", "b"):
+        store = RequestStore(shards / f"{job}.sqlite", job=job, journal="delete")
+        messages = [{"role": "user", "content": f"job {job} asks"}]
+        canonical = canonical_request("m", None, messages, {"temperature": 0}, 0)
+        keys[job] = request_key(canonical)
+        store.put(
+            keys[job],
+            model="m",
+            api_base=None,
+            sample=0,
+            purpose="decision",
+            canonical=canonical,
+            response=StoredResponse(f"answer {job}", 3, 2, 0.0, 0.1),
+        )
+        store.close()
+    before = {p.name: p.read_bytes() for p in shards.iterdir()}
+    reader = StoreReader(shards)
+    for job, key in keys.items():
+        entry = reader.get(key)
+        assert entry is not None and entry["response"] == f"answer {job}"
+        assert entry["messages"] == [{"role": "user", "content": f"job {job} asks"}]
+    assert reader.get("0" * 64) is None
+    reader.close()
+    assert {p.name: p.read_bytes() for p in shards.iterdir()} == before
