@@ -46,8 +46,9 @@ class EscapeRoomGame:
     max_rounds: int | None = opt(None, min=1, world=True)  # None = number of seats
     partner_slot: Literal["fixed", "random"] = opt("fixed", world=True)
     reveal_after_game: bool = opt(False, world=True)
-    own_answer: Literal["exact", "llm"] = "exact"
-    verifier: Literal["exact", "llm"] = "exact"
+    # exact | llm (the seat's model solves, as the study) | auto (llm where a model can: resolve_solvers)
+    own_answer: Literal["exact", "llm", "auto"] = "exact"
+    verifier: Literal["exact", "llm", "auto"] = "exact"
     own_verify: Literal["charge", "illegal"] = opt("charge", world=True)
     capsule_names: Literal["lenient", "exact"] = opt("lenient", world=True)
     malformed_volunteer: Literal["pass", "die"] = opt("pass", world=True)
@@ -129,6 +130,7 @@ def check(cfg: dict[str, Any], agent: Any) -> list[str]:
 
     warnings = normalise_seats(cfg, agent)
     _check_prompt_styles(cfg)
+    resolve_solvers(cfg, agent)
     for key in ("verifier", "own_answer"):
         if game.get(key) == "llm" and not uses_llm(cfg, agent):
             raise ConfigError(
@@ -143,6 +145,35 @@ def check(cfg: dict[str, Any], agent: Any) -> list[str]:
             f"schedule.pattern differs from schedule {schedule['name']!r}: the cell is labelled 'custom'"
         )
     return warnings
+
+
+SOLVER_KEYS = ("own_answer", "verifier")
+"""Who solves a puzzle privately: a seat's own puzzle (sealed in its capsule) and a verification."""
+
+
+def resolve_solvers(cfg: dict[str, Any], agent: Any) -> None:
+    """Resolve ``game.own_answer`` / ``game.verifier`` ``auto`` in place (the study presets set it): ``llm``,
+    as the study asked, when a tested seat calls a model and none of those seats' models is flagged
+    ``weak`` (the embedded SmolLM2-135M: its answers would mostly be wrong, where the study's models' own
+    answers were right, and each answer is a slow call); ``exact`` otherwise (scripted agents solve exactly
+    anyway). The record, hence the manifest, tables and run id, holds the resolved value."""
+    game = cfg["game"]
+    if not any(game.get(key) == "auto" for key in SOLVER_KEYS):
+        return
+    models = llm_seat_models(cfg, agent)
+    value = "llm" if models and not any(m.get("weak") for m in models) else "exact"
+    for key in SOLVER_KEYS:
+        if game.get(key) == "auto":
+            game[key] = value
+
+
+def llm_seat_models(cfg: dict[str, Any], agent: Any) -> list[dict[str, Any]]:
+    """The model config of every tested seat that calls a model (its own, else the ``model`` group's)."""
+    from games.escape_room.team import seat_plans
+
+    main_params = {k: v for k, v in (cfg.get("agent") or {}).items() if k != "name"}
+    job_model = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
+    return [p.model or job_model for p in seat_plans(cfg, agent, main_params).values() if p.uses_llm]
 
 
 def _check_prompt_styles(cfg: dict[str, Any]) -> None:

@@ -12,6 +12,28 @@ from trustsim.errors import ConfigError
 TABLES = ("decisions.csv", "games.csv", "agent_games.csv", "predictions.csv")
 
 
+def is_puzzle_call(body: dict) -> bool:
+    """An own-answer or verifier request (a seat solving a puzzle in a stateless call), in either style."""
+    text = body["messages"][-1]["content"]
+    reference = ("You are given a puzzle to solve.", "You are verifying another player's answer.")
+    return text.startswith(reference) or text.endswith("Reply with the integer answer only.")
+
+
+def puzzle_calls(server) -> list[dict]:
+    return [r for r in server.requests if is_puzzle_call(r)]
+
+
+def decision_calls(server) -> list[dict]:
+    return [r for r in server.requests if not is_puzzle_call(r)]
+
+
+def puzzle_calls_expected(decisions: pd.DataFrame, seats: list[str]) -> int:
+    """One own answer per seat and game, plus one call per verification of those seats."""
+    mine = decisions[decisions["seat"].isin(seats)]
+    games = mine[["run_id", "session", "game", "seat"]].drop_duplicates()
+    return len(games) + int((mine["resolved_action"] == "verify").sum())
+
+
 @pytest.mark.parametrize("store", ["store_path", "store_dir"])
 def test_two_models_each_server_gets_only_its_seats_requests(servers, run_job_dir, tmp_path, store) -> None:
     """Each seat's client reaches its own server with its own key; every client shares the job's request
@@ -37,10 +59,13 @@ def test_two_models_each_server_gets_only_its_seats_requests(servers, run_job_di
     tested = decisions[decisions["seat"] != "D"]
     by_seat = tested.groupby("seat")["model"].unique().map(list).to_dict()
     assert by_seat == {"A": ["model-one"], "B": ["model-one"], "C": ["model-two"]}
-    # One request per decision (exact verifier and own answer): every A/B decision went to server one,
-    # every C decision to server two, each with its own model id and key.
-    assert len(one.requests) == int(tested["seat"].isin(["A", "B"]).sum()) > 0
-    assert len(two.requests) == int((tested["seat"] == "C").sum()) > 0
+    # The study preset asks each seat's model for its decisions, its own answers and its verifications
+    # (game.own_answer/verifier auto -> llm): every A/B call went to server one, every C call to server two,
+    # each with its own model id and key.
+    assert len(decision_calls(one)) == int(tested["seat"].isin(["A", "B"]).sum()) > 0
+    assert len(decision_calls(two)) == int((tested["seat"] == "C").sum()) > 0
+    assert len(puzzle_calls(one)) == puzzle_calls_expected(decisions, ["A", "B"]) > 0
+    assert len(puzzle_calls(two)) == puzzle_calls_expected(decisions, ["C"]) > 0
     assert {r["model"] for r in one.requests} == {"model-one"}
     assert {r["model"] for r in two.requests} == {"model-two"}
     assert bearer(one) == {"Bearer sk-team-one-0123456789abcdef"}
@@ -81,7 +106,8 @@ def test_one_llm_seat_with_two_bayes_seats(servers, run_job_dir, tmp_path) -> No
     assert models == {"A": ["scripted"], "B": ["model-two"], "C": ["scripted"], "D": ["scripted"]}
     assert agents["B"] == ["llm"] and agents["A"] == ["bayes"] and agents["C"] == ["bayes"]
     assert len(one.requests) == 0
-    assert len(two.requests) == int((decisions["seat"] == "B").sum()) > 0
+    assert len(decision_calls(two)) == int((decisions["seat"] == "B").sum()) > 0
+    assert len(puzzle_calls(two)) == puzzle_calls_expected(decisions, ["B"]) > 0  # B's, never A's or C's
     cell = manifest(run)["cell"]
     assert cell["team"] == "A=bayes;B=llm:model-two;C=bayes"
     assert cell["agent"] == "bayes+llm" and cell["model"] == "model-two"

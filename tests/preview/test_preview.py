@@ -44,11 +44,14 @@ def test_preview_sends_nothing_to_a_counting_server_and_prices_the_requests(tmp_
         est = estimate(cfg)
         assert server.requests == []  # the counting server received nothing
     assert not store.exists()  # no store created, no row written
-    assert est.requests == est.decisions > 0 and est.cached == 0 and est.to_send == est.requests
+    assert est.decisions > 0 and est.cached == 0 and est.to_send == est.requests
     assert est.invalid == 0
     assert est.prompt_tokens > 0 and est.completion_tokens > 0
     assert est.game_length == "range"
-    assert est.requests_low == 2 * 3  # an escape in each game's first round: three LLM seats decide once
+    # The study preset asks as the study did (game.own_answer/verifier auto -> llm for this model): each
+    # seat solves its own puzzle once per game, and in the longest play every decision verifies.
+    assert est.requests == est.decisions + 2 * 3 + est.decisions
+    assert est.requests_low == 2 * 3 + 2 * 3  # an escape in each game's first round: one decision each
     assert est.cost_high == pytest.approx((est.prompt_tokens * 2.0 + est.completion_tokens_high * 8.0) / 1e6)
     assert est.cost_low == pytest.approx(
         (est.prompt_tokens_low * 2.0 + est.completion_tokens_low * 8.0) / 1e6
@@ -89,6 +92,7 @@ def test_the_stand_in_renders_the_real_requests(tmp_path: Path) -> None:
             "game.games=1",
             f"llm.store_path={store}",
             "agent.prompt=trustsim",
+            "game.verifier=exact",  # the server passes, as the stand-in then does (own answers still asked)
         ]
         before = estimate(api.compose("mid2strike", overrides))
         assert api.run("mid2strike", overrides, tmp_path / "run").exit_code == 0
@@ -200,7 +204,7 @@ def test_cli_preview_of_a_sweep_needs_no_key_and_writes_no_run(tmp_path: Path) -
     assert out.count("trustsim: preview (nothing sent) of") == 4
     assert "preview total over 4 jobs" in out
     assert "cost ≈ $" in out and " expected ($" in out and "price gpt-5.1: $1.25 in / $10 out per Mtok" in out
-    assert "requests 132–" in out  # 4 jobs × 11 games × 3 seats at the least
+    assert "requests 264–" in out  # at the least 4 jobs × 11 games × 3 seats × (a decision + an own answer)
     outputs = tmp_path / "outputs"
     assert sorted(p.name for p in outputs.iterdir()) == ["previews"]  # no runs, sweeps or request store
     jobs = list(outputs.glob("previews/*/*/*/preview.json"))
@@ -228,6 +232,7 @@ def test_a_stand_in_answer_the_game_cannot_use_is_reported(
             "model=gpt-5.1",
             "agent.prompt=reference",
             "game.games=1",
+            "game.verifier=exact",  # else the longest play's stand-in verifies instead of the patched answer
             f"llm.store_path={tmp_path / 's'}",
         ],
     )
@@ -286,6 +291,7 @@ def test_with_an_llm_verifier_every_decision_may_verify(tmp_path: Path, prompt: 
             f"agent.prompt={prompt}",
             "game.games=2",
             "game.verifier=llm",
+            "game.own_answer=exact",
             f"llm.store_path={tmp_path / 's'}",
         ],
     )
@@ -300,7 +306,13 @@ def test_the_expected_cost_uses_the_stores_median_answer_after_a_pilot(tmp_path:
     one-game pilot, from the median stored answer of the model and purpose (trustsim.preview.lengths)."""
     store = tmp_path / "store.sqlite"
     with FakeServer() as server:
-        common = [*fake_model(server), f"llm.store_path={store}", "agent.prompt=trustsim"]
+        common = [
+            *fake_model(server),
+            f"llm.store_path={store}",
+            "agent.prompt=trustsim",
+            "game.own_answer=exact",  # decisions only: the pilot measures their lengths
+            "game.verifier=exact",
+        ]
         before = estimate(api.compose("mid2strike", [*common, "seed=1", "game.games=2"]))
         assert before.completion_basis == ("prior",) and before.completion_observed == 0
         assert before.cost_low < before.cost_estimate < before.cost_high

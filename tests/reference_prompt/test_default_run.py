@@ -51,3 +51,14 @@ def test_mid2strike_llm_run_sends_reference_requests(tmp_path: Path) -> None:
     assert {r["prompt"] for r in rows} == {"reference"}  # the prompt style is a cell key
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["cell"]["prompt"] == "reference"
+    # As the study, the model solves its own puzzle (once per seat and game) and each verification, with the
+    # study's own-answer and verifier prompts (game.own_answer / game.verifier auto -> llm).
+    game = manifest["config"]["game"]
+    assert (game["own_answer"], game["verifier"]) == ("llm", "llm")
+    own = [r for r in requests if r["messages"][0]["content"].startswith("You are given a puzzle to solve.")]
+    checks = [
+        r for r in requests if r["messages"][0]["content"].startswith("You are verifying another player")
+    ]
+    verifications = sum(r["seat"] != "D" and r["resolved_action"] == "verify" for r in rows)
+    assert len(own) == 5 * 3 and len(checks) == verifications > 0
+    assert len(requests) == len(decisions) + len(own) + len(checks)
