@@ -17,6 +17,7 @@ from typing import Any
 
 from trustsim.config import EXECUTION_GROUPS, RootOptions, Validated
 from trustsim.contract import GameSpec
+from trustsim.llm.config import ModelConfig
 from trustsim.schema import fields_with
 from trustsim.seeding import SeedTree, stable_hash
 
@@ -43,8 +44,10 @@ def identify(valid: Validated) -> Identity:
 
 
 def _paths(spec: GameSpec, role: str) -> Iterator[str]:
-    """Dotted config paths of the fields marked ``role`` (root options, the game's options and groups)."""
+    """Dotted config paths of the fields marked ``role`` (root options, the model config, the game's options
+    and groups)."""
     yield from fields_with(RootOptions, role)
+    yield from (f"model.{name}" for name in fields_with(ModelConfig, role))
     yield from (f"game.{name}" for name in fields_with(spec.options, role))
     for group, schema in spec.groups.items():
         yield from (f"{group}.{name}" for name in fields_with(schema, role))

@@ -73,6 +73,7 @@ def test_the_world_is_what_the_world_fields_hold():
     assert world_keys(spec) == ("seed", "game.size", "game.mode") and execution_keys(spec) == (
         "progress",
         "preview",
+        "model.limits",
         "game.workers",
     )
     cfg = {"seed": 0, "progress": "auto", "game": {"type": "probe", "size": 3, "mode": "a", "workers": 2}}

@@ -16,7 +16,7 @@ import asyncio
 import dataclasses
 import time
 import weakref
-from typing import Any
+from typing import Any, NoReturn
 
 from trustsim.errors import TrustsimError
 
@@ -126,22 +126,30 @@ class Budget:
             ledger.read_at = now
         return ledger.read + ledger.since
 
-    async def before_send(self) -> None:
-        """Called before a request is first sent. Under the cap: the request counts as being sent until
-        :meth:`finished`. At the cap: waits until the requests being sent have finished (they are stored),
-        then raises :class:`BudgetReached`."""
+    def admit(self) -> bool:
+        """Called before a request is first sent. Under the cap (or without one): True, and the request counts
+        as being sent until :meth:`finished`. At the cap: False; the caller sends nothing and awaits
+        :meth:`refuse`."""
         if self.cap is None:
-            return
+            return True
         ledger = self._ledger
         if not ledger.reached and self.spent() >= self.cap:
             ledger.reached = True
         if ledger.reached:
-            while ledger.sending:
-                await asyncio.sleep(0.02)
-            ledger.read_at = -1e9
-            where = str(getattr(self.store, "path", ""))
-            raise BudgetReached(self.spent(), self.cap, self.scope, where)
+            return False
         ledger.sending.add(asyncio.current_task())
+        return True
+
+    async def refuse(self) -> NoReturn:
+        """At the cap: wait until the requests being sent have finished (they are stored), then raise
+        :class:`BudgetReached`."""
+        ledger = self._ledger
+        while ledger.sending:
+            await asyncio.sleep(0.02)
+        ledger.read_at = -1e9
+        where = str(getattr(self.store, "path", ""))
+        assert self.cap is not None
+        raise BudgetReached(self.spent(), self.cap, self.scope, where)
 
     def finished(self) -> None:
         """The current task's request is done (answered and stored, or failed)."""

@@ -1,4 +1,4 @@
-"""The LLM client: request store, in-flight de-duplication, concurrency and rate limits, retries."""
+"""The LLM client: request store, in-flight de-duplication, the endpoint's shared limits, retries."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from trustsim.host import current_host
 from trustsim.llm import local
 from trustsim.llm.budget import Budget
 from trustsim.llm.config import LLMConfig, ModelConfig
+from trustsim.llm.endpoint import Endpoint, EndpointKey, endpoint_for, estimate_tokens, limits_of
 from trustsim.llm.errors import DamagedStoreError, MissingKeyError, ProviderError, ReplayMissError, StoreError
 from trustsim.llm.keying import local_block
-from trustsim.llm.pacing import Backoff, RateLimiter
+from trustsim.llm.pacing import Backoff
 from trustsim.llm.store import RequestStore, StoreDamaged, StoredResponse, canonical_request, request_key
 from trustsim.llm.transport import CallResult, call_litellm, classify
 from trustsim.llm.types import ChatRequest, ChatResponse
@@ -53,9 +54,6 @@ class LLMClient:
         host = current_host()  # a harness running this job (trustsim.host) may bring its own transport
         self._transport = transport or (host.transport if host is not None else None) or call_litellm
         self._backoff = Backoff(llm.backoff_base_s, llm.backoff_max_s, llm.backoff_seed)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._sem: asyncio.Semaphore | None = None
-        self._limiter: RateLimiter | None = None
         self._inflight: dict[str, asyncio.Future[ChatResponse]] = {}
         self._secrets = secret_values()  # never stored or returned, even when a provider echoes one
         self._local_start = _local_totals(model)  # embedded model: token accounting at job start
@@ -68,6 +66,7 @@ class LLMClient:
             "cost_usd": 0.0,
             "retries": 0,
             "failed_attempts": 0,
+            "rate_limited": 0,
             "latency_s": 0.0,
         }
 
@@ -234,13 +233,11 @@ class LLMClient:
         stopped, and on a busy machine it is slow, not lost (a retry would redo the whole computation)."""
         return None if self.model.provider == "local" else self.llm.timeout_s
 
-    def _primitives(self) -> tuple[asyncio.Semaphore, RateLimiter]:
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop or self._sem is None or self._limiter is None:
-            self._loop = loop
-            self._sem = asyncio.Semaphore(self.llm.max_concurrency)
-            self._limiter = RateLimiter(self.llm.requests_per_minute)
-        return self._sem, self._limiter
+    def _endpoint(self, model_id: str, api_base: str | None) -> Endpoint:
+        """The running loop's shared endpoint of a call (its model id, api base and key variable), with this
+        client's limits for it (``model.limits`` over the ``llm`` group's; the embedded model: one at a time)."""
+        key_env = self.model.api_key_env if model_id == self.model.litellm_model else None
+        return endpoint_for(EndpointKey(model_id, api_base, key_env), limits_of(self.model, self.llm))
 
     def _api_key(self) -> str | None:
         """The key from ``model.api_key_env``; a placeholder for a keyless server; None: litellm's default."""
@@ -295,19 +292,24 @@ class LLMClient:
         params: dict[str, Any],
         sample: int,
     ) -> CallResult:
-        sem, limiter = self._primitives()
+        """Send one request through its endpoint's limits, retrying provider faults. A 429 pauses the endpoint
+        for its ``Retry-After`` and halves its window; it counts against ``llm.max_retries`` only when the
+        endpoint answered nothing else meanwhile (a busy endpoint is waited for, a failing one is not)."""
+        endpoint = self._endpoint(model_id, api_base)
         api_key = self._api_key()
         headers = self._headers()
         if headers:
             params = {**params, "extra_headers": {**(params.get("extra_headers") or {}), **headers}}
         pricing = self._pricing(model_id)
-        attempts = 0
-        async with sem:
-            await self.budget.before_send()  # at llm.budget_usd: waits for the calls in flight, then raises
-            while True:
-                attempts += 1
-                await limiter.acquire()
-                if attempts > 1:
+        tokens = estimate_tokens(messages)
+        failures = 0  # failed attempts that count against llm.max_retries
+        sends = 0
+        while True:
+            async with endpoint.call(tokens) as call:
+                if sends == 0 and not self.budget.admit():  # llm.budget_usd reached: nothing is sent
+                    break
+                sends += 1
+                if sends > 1:
                     self._stats["retries"] += 1  # counted when the re-send happens, not when it is planned
                 try:
                     result = await self._transport(
@@ -328,26 +330,33 @@ class LLMClient:
                     if failure is None:
                         raise
                     self._stats["failed_attempts"] += 1
-                    cause = redact_text(failure.cause, secret_values())  # a provider may echo the key
-                    if not failure.retryable or attempts > self.llm.max_retries:
-                        raise ProviderError(
-                            cause,
-                            model=model_id,
-                            attempts=attempts,
-                            retryable=failure.retryable,
-                            resume=self._advice(failure.status),
-                        ) from None
-                    delay = self._backoff.delay(attempts - 1, failure.retry_after)
-                    log.warning("LLM call failed (%s); retry %d in %.2fs", cause, attempts, delay)
-                    await asyncio.sleep(delay)
-                    continue
-                result = self.budget.price(result)  # model.price, else litellm's cost; local 0
-                self._stats["calls_sent"] += 1
-                self._stats["prompt_tokens"] += result.prompt_tokens
-                self._stats["completion_tokens"] += result.completion_tokens
-                self._stats["cost_usd"] += result.cost_usd
-                self._stats["latency_s"] += result.latency_s
-                return result
+                    self._stats["rate_limited"] += failure.status == 429
+                    busy = call.failed(
+                        status=failure.status, timeout=failure.timeout, retry_after=failure.retry_after
+                    )
+                    failures += not (failure.status == 429 and busy)
+                else:
+                    call.answered(result.prompt_tokens + result.completion_tokens)
+                    result = self.budget.price(result)  # model.price, else litellm's cost; local 0
+                    self._stats["calls_sent"] += 1
+                    self._stats["prompt_tokens"] += result.prompt_tokens
+                    self._stats["completion_tokens"] += result.completion_tokens
+                    self._stats["cost_usd"] += result.cost_usd
+                    self._stats["latency_s"] += result.latency_s
+                    return result
+            cause = redact_text(failure.cause, secret_values())  # a provider may echo the key
+            if not failure.retryable or failures > self.llm.max_retries:
+                raise ProviderError(
+                    cause,
+                    model=model_id,
+                    attempts=sends,
+                    retryable=failure.retryable,
+                    resume=self._advice(failure.status),
+                ) from None
+            delay = self._backoff.delay(sends - 1, failure.retry_after)
+            log.warning("LLM call failed (%s); retry %d in %.2fs", cause, sends, delay)
+            await asyncio.sleep(delay)
+        await self.budget.refuse()  # waits for the calls in flight, then raises BudgetReached
 
 
 def check_key_env(model: ModelConfig) -> None:

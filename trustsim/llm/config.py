@@ -39,6 +39,18 @@ class ModelPrice:
     output_per_mtok: float = opt(min=0.0)
 
 
+@dataclass(frozen=True)
+class EndpointLimits:
+    """A model's own limits at its endpoint (``model.limits``); a value left null takes the ``llm`` group's
+    (``llm.max_concurrency``, ``llm.requests_per_minute``, ``llm.tokens_per_minute``). An endpoint is the model's
+    litellm id, api_base and key variable; its limits are shared by every job of the process that uses it
+    (trustsim.llm.endpoint)."""
+
+    max_concurrency: int | None = opt(None, min=1)
+    requests_per_minute: float | None = opt(None, min=0)  # 0 = unlimited
+    tokens_per_minute: float | None = opt(None, min=0)  # 0 = unlimited
+
+
 @dataclass
 class ModelConfig:
     """One model: how to reach it and its decoding settings (``conf/model/*.yaml``)."""
@@ -66,6 +78,8 @@ class ModelConfig:
     # USD per million tokens: for local/OpenAI-compatible servers and models newer than litellm's price map
     # (trustsim.llm.pricing; preview and budget read it). None: litellm's map.
     price: ModelPrice | None = None
+    # this model's endpoint limits (execution: not in the config hash); null values: the llm group's
+    limits: EndpointLimits = opt(EndpointLimits(), execution=True)
     local: LocalModelConfig = field(default_factory=LocalModelConfig)
 
     def params_for(self, purpose: str) -> dict[str, Any]:
@@ -111,8 +125,12 @@ class LLMConfig:
     budget_scope: Literal["job", "store"] = "job"  # job: this job's spend; store: all spend in the store
     cache: bool = True  # serve stored responses; False re-sends (and overwrites) every request
     replay_only: bool = False  # fail instead of sending a request that is not in the store
-    max_concurrency: int = opt(8, min=1)
+    # Per endpoint (model id + api_base + key variable), shared by every job of the process that uses it:
+    max_concurrency: int = opt(
+        64, min=1
+    )  # ceiling of requests in flight (the window below it adapts to 429s)
     requests_per_minute: float | None = opt(None, min=0)  # None or 0 = unlimited
+    tokens_per_minute: float | None = opt(None, min=0)  # prompt + completion tokens; None or 0 = unlimited
     timeout_s: float = 120.0
     max_retries: int = opt(6, min=0)
     backoff_base_s: float = opt(1.0, min=0)

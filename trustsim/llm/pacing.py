@@ -1,9 +1,6 @@
-"""Backoff delays and a requests-per-minute limiter."""
+"""Backoff delays of retries (the limits that pace requests are the endpoint's: trustsim.llm.endpoint)."""
 
 from __future__ import annotations
-
-import asyncio
-import time
 
 import numpy as np
 
@@ -26,22 +23,3 @@ class Backoff:
         if retry_after is not None and retry_after > 0:
             delay = max(delay, min(retry_after, self.max_s))
         return delay
-
-
-class RateLimiter:
-    """Spaces request starts at least ``60 / requests_per_minute`` seconds apart (None or 0: no limit)."""
-
-    def __init__(self, requests_per_minute: float | None) -> None:
-        self.interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
-        self._next = 0.0
-        self._lock = asyncio.Lock()
-
-    async def acquire(self) -> None:
-        if self.interval <= 0:
-            return
-        async with self._lock:
-            now = time.monotonic()
-            wait = self._next - now
-            self._next = max(now, self._next) + self.interval
-        if wait > 0:
-            await asyncio.sleep(wait)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import logging
 import os
 import time
@@ -54,6 +56,7 @@ class Failure:
     cause: str
     retry_after: float | None = None
     status: int | None = None  # the HTTP status, when there is one
+    timeout: bool = False  # the request timed out (an overload signal, like a 429)
 
 
 class EmptyResponseError(Exception):
@@ -98,14 +101,24 @@ def sanitize_text(text: Any) -> str:
 
 
 def _retry_after(exc: BaseException) -> float | None:
+    """Seconds a provider asked to wait: ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date)."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if headers is None:
         return None
     try:
+        millis = headers.get("retry-after-ms")
+        if millis is not None:
+            return float(millis) / 1000.0
         value = headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (TypeError, ValueError, AttributeError):
+        if value is None:
+            return None
+        try:
+            return float(value)
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, (when - datetime.datetime.now(when.tzinfo)).total_seconds())
+    except (TypeError, ValueError, AttributeError, IndexError):
         return None
 
 
@@ -117,8 +130,8 @@ def classify(exc: BaseException) -> Failure | None:
     cause = f"{type(exc).__name__}: {str(exc).strip()[:300]}"
     if isinstance(exc, EmptyResponseError):
         return Failure(True, f"empty provider response ({exc})")
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, httpx.TimeoutException)):
-        return Failure(True, f"timeout ({cause})")
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, httpx.TimeoutException, openai.APITimeoutError)):
+        return Failure(True, f"timeout ({cause})", timeout=True)
     if isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):  # includes openai timeouts
         return Failure(True, cause)
     status = getattr(exc, "status_code", None)

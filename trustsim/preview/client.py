@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from trustsim.llm.client import LLMClient
-from trustsim.llm.config import LLMConfig, ModelConfig
+from trustsim.llm.config import EndpointLimits, LLMConfig, ModelConfig
 from trustsim.llm.decision import CURRENT_ASK
 from trustsim.llm.pricing import max_output_tokens
 from trustsim.llm.store import RequestStore, ShardedStore, StoredResponse
@@ -29,6 +29,9 @@ from trustsim.preview.lengths import AnswerLengths, Central
 # None between games): which requests a shorter game would not make.
 CURRENT_ROUND: ContextVar[int | None] = ContextVar("trustsim_preview_round", default=None)
 _LAST_CALL: ContextVar[CallInfo | None] = ContextVar("trustsim_preview_call", default=None)
+
+UNPACED = EndpointLimits(requests_per_minute=0, tokens_per_minute=0)
+"""A preview's model limits: it sends nothing, so no rate applies."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +145,11 @@ class PreviewClient(LLMClient):
     def __init__(
         self, model: ModelConfig, llm: LLMConfig, store_path: Path, play: standin.Play | None = None
     ) -> None:
-        keyless = dataclasses.replace(model, api_key_env=None, headers_env={})  # keys are not part of a key
-        calm = dataclasses.replace(llm, replay_only=False, requests_per_minute=None, max_retries=0)
+        # keys are not part of a request key; nothing is sent, so no rate applies
+        keyless = dataclasses.replace(model, api_key_env=None, headers_env={}, limits=UNPACED)
+        calm = dataclasses.replace(
+            llm, replay_only=False, requests_per_minute=None, tokens_per_minute=None, max_retries=0
+        )
         if hasattr(calm, "budget_usd"):
             calm = dataclasses.replace(calm, budget_usd=None)  # a preview sends nothing: no cap applies
         sharded = getattr(llm, "store_dir", None) is not None
