@@ -1,4 +1,4 @@
-"""Packages of the wheel: trustsim, games, agents, analysis, trustsim's Hydra sweeper plugin and the Hydra configs (``conf/`` ships as
+"""Packages of the wheel: trustsim, games, agents, analysis, trustsim's Hydra sweeper and launcher plugins and the Hydra configs (``conf/`` ships as
 ``trustsim/conf``, so the installed ``trustsim`` command works from any directory). Everything else is in
 pyproject.toml."""
 
@@ -17,6 +17,7 @@ setup(
         *find_packages(include=["trustsim*", "agents*", "games*", "analysis*"]),
         "hydra_plugins",  # a namespace package (no __init__.py): listed so that editable installs extend it
         "hydra_plugins.trustsim_sweeper",  # trustsim's Hydra sweeper plugin
+        "hydra_plugins.trustsim_launcher",  # trustsim's Hydra launcher plugin (the default for multiruns)
         *conf_packages,
     ],
     package_dir={"trustsim.conf": str(CONF)},

@@ -23,11 +23,12 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from trustsim.config import conf_dir, label_problem, to_container
+from trustsim.config import Validated, conf_dir, label_problem, to_container
 from trustsim.errors import ConfigError
 from trustsim.job import _fail_early, run_job
 from trustsim.preview import run_preview
 from trustsim.rundir import EVENTS, MANIFEST, read_events, read_manifest
+from trustsim.runtime import Runtime
 
 __all__ = ["RunResult", "compose", "load", "run", "run_config"]
 
@@ -145,12 +146,17 @@ def run(
 
 
 def run_config(
-    cfg: dict[str, Any], run_dir: str | os.PathLike[str], overrides: Sequence[str] | None = None
+    cfg: dict[str, Any],
+    run_dir: str | os.PathLike[str],
+    overrides: Sequence[str] | None = None,
+    *,
+    valid: Validated | None = None,
+    runtime: Runtime | None = None,
 ) -> int:
     """Run one composed job config into ``run_dir`` (:func:`trustsim.job.run_job`), or with ``preview=true``
     preview it (:func:`trustsim.preview.run_preview`: sends nothing; ``run_dir`` gets ``preview.json`` only).
-    Returns the exit code."""
+    Returns the exit code. ``valid`` and ``runtime``: a launcher's (see :func:`trustsim.job.run_job`)."""
     args = list(overrides) if overrides is not None else None
     if cfg.get("preview") is True:  # send nothing; print requests, tokens, cost; no lock, manifest or table
         return run_preview(cfg, Path(run_dir), args)
-    return run_job(cfg, Path(run_dir), args)
+    return run_job(cfg, Path(run_dir), args, valid=valid, runtime=runtime)

@@ -27,6 +27,7 @@ from trustsim.llm.config import ModelConfig
 from trustsim.llm.seat_model import merge_stats
 from trustsim.progress import make_progress
 from trustsim.rundir import Manifest, RunDirBusy, RunRecorder, open_run_dir, write_failed_manifest
+from trustsim.runtime import Runtime
 from trustsim.schema import instantiate
 from trustsim.secrets import protect_run, redact, redact_argument
 from trustsim.seeding import stable_hash
@@ -90,7 +91,14 @@ class JobContext:
     the run directory, recorder, seed tree, LLM clients, progress and counters (see :mod:`trustsim.contract`).
     ``cfg`` is the recorded config (plain; what the manifest holds and the config hash covers)."""
 
-    def __init__(self, valid: Validated, identity: Identity, run_dir: Path, recorder: RunRecorder) -> None:
+    def __init__(
+        self,
+        valid: Validated,
+        identity: Identity,
+        run_dir: Path,
+        recorder: RunRecorder,
+        runtime: Runtime | None = None,
+    ) -> None:
         self.cfg = valid.cfg
         self.game = valid.game
         self.options = valid.options
@@ -108,6 +116,7 @@ class JobContext:
         self.run_id = identity.run_id
         self.seeds = identity.seeds()
         self._progress = valid.root.progress
+        self._runtime = runtime  # a launcher running many jobs: where the async part runs (trustsim.runtime)
         self.cell: dict[str, Any] = {}
         self.counts: dict[str, int] = {}
         self._llm: Any = None
@@ -158,10 +167,16 @@ class JobContext:
                     run_coroutine(close())
 
     def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run the job's async part: ``asyncio.run`` semantics, also inside a running event loop."""
+        """Run the job's async part: ``asyncio.run`` semantics, also inside a running event loop; in a sweep
+        of ``hydra/launcher=trustsim``, on the sweep's loop (:mod:`trustsim.runtime`)."""
+        if self._runtime is not None:
+            return self._runtime.run(coro)
         return run_coroutine(coro)
 
     def progress(self, total: int, desc: str) -> Any:
+        """A progress reporter for ``total`` units (in a ``hydra/launcher=trustsim`` sweep: the sweep's)."""
+        if self._runtime is not None:
+            return self._runtime.progress(total, desc)
         return make_progress(total, desc, self._progress)
 
     def set_cell(self, **keys: Any) -> None:
@@ -200,12 +215,23 @@ def _fail_early(run_dir: Path, cfg: dict[str, Any], exc: BaseException, resume: 
     write_failed_manifest(run_dir, exc, resume, config=redact(cfg))
 
 
-def run_job(cfg: dict[str, Any], run_dir: Path, overrides: list[str] | None = None) -> int:
+def run_job(
+    cfg: dict[str, Any],
+    run_dir: Path,
+    overrides: list[str] | None = None,
+    *,
+    valid: Validated | None = None,
+    runtime: Runtime | None = None,
+) -> int:
     """Validate, run the game's runner, and leave a manifest whatever happens. Returns an exit code:
     0 complete, 2 configuration error, 3 run failure (resumable; a write that failed too), 1 unexpected error,
     5 run directory in use by another job (nothing written), 130 interrupted. (A preview, ``preview=true``, is
     no job: :func:`trustsim.api.run_config` sends it to :mod:`trustsim.preview`.) Everything is per job: a
-    failure ends this job's run only."""
+    failure ends this job's run only.
+
+    ``valid``: ``cfg`` already validated (a launcher validates every job of a sweep before any runs);
+    ``runtime``: how such a launcher runs the job (:mod:`trustsim.runtime`: its async part, its Hydra
+    record)."""
     run_dir = Path(run_dir)
     try:
         lock, notes = open_run_dir(run_dir)
@@ -217,7 +243,7 @@ def run_job(cfg: dict[str, Any], run_dir: Path, overrides: list[str] | None = No
     try:
         for note in notes:
             print(f"trustsim: note: {note}", file=sys.stderr)
-        return _run_locked(cfg, run_dir, notes, overrides)
+        return _run_locked(cfg, run_dir, notes, overrides, valid, runtime)
     except OSError as exc:  # a write before the game started: .hydra/, the manifest, the event log
         return _failed_before_start(run_dir, cfg, exc)
     finally:
@@ -243,14 +269,21 @@ def _failed_before_start(run_dir: Path, cfg: dict[str, Any], exc: OSError) -> in
     return failed.exit_code
 
 
-def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str], overrides: list[str] | None) -> int:
+def _run_locked(
+    cfg: dict[str, Any],
+    run_dir: Path,
+    notes: list[str],
+    overrides: list[str] | None,
+    valid: Validated | None,
+    runtime: Runtime | None,
+) -> int:
     """:func:`run_job` while holding the run directory's lock."""
     logging.getLogger("MESA").setLevel(logging.WARNING)  # Mesa logs every step at INFO
     protect_run(cfg)  # the model's key variables are secrets wherever they would be written (logs too)
     quiet_log_files()  # a job log on a full disk says so once, not a traceback per record
     write_hydra_record(run_dir, cfg)  # .hydra/ (under Hydra), from the redacted config
     try:
-        valid = validate_config(cfg, overrides)
+        valid = valid if valid is not None else validate_config(cfg, overrides)
     except ConfigError as exc:
         print(f"trustsim: {exc}", file=sys.stderr)
         _fail_early(run_dir, cfg, exc, "fix the configuration")
@@ -262,7 +295,7 @@ def _run_locked(cfg: dict[str, Any], run_dir: Path, notes: list[str], overrides:
         manifest.note(note)
     manifest.write()
     recorder = RunRecorder(run_dir, valid.game.unit.events if valid.game.unit is not None else None)
-    ctx = JobContext(valid, identity, run_dir, recorder)
+    ctx = JobContext(valid, identity, run_dir, recorder, runtime)
     reserve = reserve_space(run_dir)  # freed before the last manifest write: room to say why on a full disk
     recorder.event(
         "run_start", run_id=identity.run_id, config_hash=identity.config_hash, world_hash=identity.world_hash

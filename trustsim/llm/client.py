@@ -30,6 +30,8 @@ Transport = Callable[..., Awaitable[CallResult]]
 # Sent as the key to a server that needs none (model.api_base set, model.api_key_env null): the OpenAI SDK
 # refuses to send a request without one.
 PLACEHOLDER_KEY = "no-key-configured"
+BUSY_RETRIES_PER_RETRY = 20
+"""429s of a busy endpoint (it answers other requests meanwhile) a request waits out per ``llm.max_retries``."""
 
 
 class LLMClient:
@@ -293,8 +295,9 @@ class LLMClient:
         sample: int,
     ) -> CallResult:
         """Send one request through its endpoint's limits, retrying provider faults. A 429 pauses the endpoint
-        for its ``Retry-After`` and halves its window; it counts against ``llm.max_retries`` only when the
-        endpoint answered nothing else meanwhile (a busy endpoint is waited for, a failing one is not)."""
+        for its ``Retry-After`` and halves its window. It counts against ``llm.max_retries`` only when the
+        endpoint answered nothing since this request's previous attempt: a busy endpoint is waited for (up to
+        :data:`BUSY_RETRIES_PER_RETRY` times as many 429s), a failing one is not."""
         endpoint = self._endpoint(model_id, api_base)
         api_key = self._api_key()
         headers = self._headers()
@@ -303,7 +306,9 @@ class LLMClient:
         pricing = self._pricing(model_id)
         tokens = estimate_tokens(messages)
         failures = 0  # failed attempts that count against llm.max_retries
+        busy = 0  # 429s while the endpoint answered other requests
         sends = 0
+        progress = endpoint.counts.answered  # the endpoint's answers when this request was last refused
         while True:
             async with endpoint.call(tokens) as call:
                 if sends == 0 and not self.budget.admit():  # llm.budget_usd reached: nothing is sent
@@ -331,10 +336,14 @@ class LLMClient:
                         raise
                     self._stats["failed_attempts"] += 1
                     self._stats["rate_limited"] += failure.status == 429
-                    busy = call.failed(
+                    call.failed(
                         status=failure.status, timeout=failure.timeout, retry_after=failure.retry_after
                     )
-                    failures += not (failure.status == 429 and busy)
+                    if failure.status == 429 and endpoint.counts.answered > progress:
+                        busy += 1
+                    else:
+                        failures += 1
+                    progress = endpoint.counts.answered
                 else:
                     call.answered(result.prompt_tokens + result.completion_tokens)
                     result = self.budget.price(result)  # model.price, else litellm's cost; local 0
@@ -345,7 +354,8 @@ class LLMClient:
                     self._stats["latency_s"] += result.latency_s
                     return result
             cause = redact_text(failure.cause, secret_values())  # a provider may echo the key
-            if not failure.retryable or failures > self.llm.max_retries:
+            budget = self.llm.max_retries
+            if not failure.retryable or failures > budget or busy > BUSY_RETRIES_PER_RETRY * (budget + 1):
                 raise ProviderError(
                     cause,
                     model=model_id,

@@ -101,7 +101,6 @@ class Call:
     endpoint: Endpoint
     tokens: int
     epoch: int
-    answers_before: int
     done: bool = field(default=False)
 
     def answered(self, tokens: int) -> None:
@@ -182,7 +181,7 @@ class Endpoint:
             self._next_start = now + self.interval
             if self.limits.tokens_per_minute:
                 self._bucket -= tokens
-            return Call(self, tokens, self._epoch, self.counts.answered)
+            return Call(self, tokens, self._epoch)
 
     def _token_wait(self, tokens: int, now: float) -> float:
         """Seconds until the token bucket holds ``tokens`` (at most its size), refilling it to now."""
@@ -210,7 +209,7 @@ class Endpoint:
             self._bucket -= max(0, tokens - call.tokens)  # the estimate was taken at the start
         self.window = min(float(self.limits.max_concurrency), self.window + 1.0 / self.window)
 
-    def _failed(self, call: Call, *, status: int | None, timeout: bool, retry_after: float | None) -> bool:
+    def _failed(self, call: Call, *, status: int | None, timeout: bool, retry_after: float | None) -> None:
         self._release(call)
         self.counts.sent += 1
         if status == 429:
@@ -225,7 +224,6 @@ class Endpoint:
                 self._epoch += 1
         if retry_after is not None and retry_after > 0:
             self._paused_until = max(self._paused_until, self._clock() + retry_after)
-        return self.counts.answered > call.answers_before
 
 
 _ENDPOINTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[EndpointKey, Endpoint]] = (

@@ -13,11 +13,17 @@ queued fault is used by one request, in order:
 
 ``mix`` adds faults drawn per request, deterministically: the n-th arrival of a given request body gets the
 fault chosen by a hash of (body, n), so a run meets the same faults whatever the order of its requests, and a
-retry of a failed request draws afresh. Run standalone::
+retry of a failed request draws afresh.
+
+Like a provider it can enforce a rate limit per model name (``rate_limit`` requests per ``rate_window_s``
+sliding window; above it a 429 with ``Retry-After``, in whole seconds, until the oldest request leaves the
+window) and answer after a latency drawn per request (``latency``, e.g. :func:`lognormal_latency`). Run
+standalone::
 
     python -m trustsim.llm.fake_server --port 8765 --delay 0.2
     python -m trustsim.llm.fake_server --mix empty=0.2          # 20 % empty choices
     python -m trustsim.llm.fake_server --mix 429=0.1,500=0.05,drop=0.05
+    python -m trustsim.llm.fake_server --rpm 120 --median 1.5      # 120 requests/min per model, lognormal
 """
 
 from __future__ import annotations
@@ -27,7 +33,10 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import math
+import random
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -79,11 +88,21 @@ def draw_fault(mix: dict[str, float], body: bytes, arrival: int) -> str | None:
     return None
 
 
+def lognormal_latency(median_s: float, sigma: float = 0.5, seed: int = 0) -> Callable[[], float]:
+    """Latencies drawn from a lognormal distribution with this median (seeded: the same sequence each run)."""
+    rng = random.Random(seed)
+    mu = math.log(median_s)
+    return lambda: rng.lognormvariate(mu, sigma)
+
+
 class FakeServer:
     """A scripted OpenAI-compatible server on 127.0.0.1 running in a background thread.
 
     Attributes:
         requests: parsed JSON bodies of every chat request that reached a handler, in order.
+        accepted: model name -> arrival times (``time.monotonic``) of the requests not refused by the rate
+            limit.
+        rate_limited: requests answered 429 by the rate limit.
     """
 
     def __init__(
@@ -92,8 +111,16 @@ class FakeServer:
         reply: str | Callable[[dict[str, Any]], str] = DEFAULT_REPLY,
         port: int = 0,
         mix: dict[str, float] | None = None,
+        rate_limit: int | None = None,
+        rate_window_s: float = 60.0,
+        latency: Callable[[], float] | None = None,
     ) -> None:
         self.delay_s = delay_s
+        self.rate_limit = rate_limit
+        self.rate_window_s = rate_window_s
+        self.latency = latency
+        self.accepted: dict[str, list[float]] = {}
+        self.rate_limited = 0
         self.mix = dict(mix or {})
         for fault in self.mix:
             if fault not in FAULTS:
@@ -127,6 +154,33 @@ class FakeServer:
                 raise ValueError(f"unknown fault {fault!r}; expected one of {FAULTS}")
         with self._lock:
             self.faults.extend(faults)
+
+    def most_in_window(self, model: str | None = None) -> int:
+        """The most accepted requests (of one model, default: the busiest) within any ``rate_window_s``."""
+        models = [model] if model is not None else list(self.accepted)
+        best = 0
+        for name in models:
+            times = self.accepted.get(name, [])
+            start = 0
+            for end, t in enumerate(times):
+                while t - times[start] >= self.rate_window_s:
+                    start += 1
+                best = max(best, end - start + 1)
+        return best
+
+    def _over_limit(self, model: str) -> float | None:
+        """Seconds until a request of ``model`` would be accepted, when it is over the rate limit now (the
+        request is counted as accepted otherwise)."""
+        now = time.monotonic()
+        with self._lock:
+            times = self.accepted.setdefault(model, [])
+            if self.rate_limit is not None:
+                recent = [t for t in times[-self.rate_limit :] if now - t < self.rate_window_s]
+                if len(recent) >= self.rate_limit:
+                    self.rate_limited += 1
+                    return recent[0] + self.rate_window_s - now
+            times.append(now)
+            return None
 
     def body_digests(self) -> list[str]:
         """SHA-256 of each received request's messages (to compare what was sent across runs)."""
@@ -234,8 +288,16 @@ class FakeServer:
         self, payload: dict[str, Any], body: bytes, writer: asyncio.StreamWriter, headers: dict[str, str]
     ) -> bool:
         fault = self._next_fault(body)
-        if self.delay_s:
-            await asyncio.sleep(self.delay_s)
+        wait = self._over_limit(str(payload.get("model", "")))
+        if wait is not None:  # a provider refuses at once, saying when to come back (whole seconds)
+            error = json.dumps(
+                {"error": {"message": "rate limit reached", "type": "requests", "code": "429"}}
+            )
+            self._write(writer, 429, error.encode(), {"retry-after": str(max(1, math.ceil(wait)))})
+            return True
+        delay = self.latency() if self.latency is not None else self.delay_s
+        if delay:
+            await asyncio.sleep(delay)
         if fault == "hang":
             await asyncio.sleep(3600)
         if fault == "drop":
@@ -311,8 +373,16 @@ def main() -> None:
     parser.add_argument(
         "--mix", default="", help="deterministic fault shares, e.g. 429=0.1,500=0.05,drop=0.05"
     )
+    parser.add_argument("--rpm", type=int, default=None, help="requests per minute accepted per model name")
+    parser.add_argument("--median", type=float, default=None, help="lognormal latency with this median (s)")
     args = parser.parse_args()
-    server = FakeServer(delay_s=args.delay, port=args.port, mix=parse_mix(args.mix))
+    server = FakeServer(
+        delay_s=args.delay,
+        port=args.port,
+        mix=parse_mix(args.mix),
+        rate_limit=args.rpm,
+        latency=lognormal_latency(args.median) if args.median else None,
+    )
 
     async def run() -> None:
         srv = await server.serve()
