@@ -1,7 +1,11 @@
-"""Provenance: package versions and the git revision of the code that ran."""
+"""Provenance: package versions and the git revision of the code that ran.
+
+Both are read once per process (the code a process runs is the code it imported): a sweep of many jobs in
+one process (``hydra/launcher=trustsim``) does not scan the installed packages or run ``git`` for every job."""
 
 from __future__ import annotations
 
+import functools
 import platform
 import subprocess
 from importlib import metadata
@@ -11,6 +15,12 @@ PACKAGES = ("trustsim", "mesa", "hydra-core", "omegaconf", "litellm", "numpy", "
 
 
 def package_versions() -> dict[str, str]:
+    """Python's and the key packages' versions (a fresh dict; read once per process)."""
+    return dict(_package_versions())
+
+
+@functools.cache
+def _package_versions() -> dict[str, str]:
     versions = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
@@ -21,7 +31,13 @@ def package_versions() -> dict[str, str]:
 
 
 def git_revision(root: Path | None = None) -> dict[str, object]:
-    root = root or Path(__file__).resolve().parent.parent
+    """The revision of the code's git checkout and whether it has changes (a fresh dict; read once per process
+    and root)."""
+    return dict(_git_revision(root or Path(__file__).resolve().parent.parent))
+
+
+@functools.cache
+def _git_revision(root: Path) -> dict[str, object]:
     try:
         rev = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5, check=True

@@ -24,7 +24,7 @@ from agents.escape_room.llm_parse import parse_decision, parse_integer
 from agents.escape_room.llm_prompt import (
     SOLVE_SCHEMA,
     announcement_text,
-    decision_messages,
+    decision_request,
     decision_schema,
     reflection_messages,
     rules_text,
@@ -212,11 +212,13 @@ class LLMAgent(EscapeRoomPolicy):
         return await (self._decide_reference(obs) if self.reference else self._decide_trustsim(obs))
 
     async def _decide_trustsim(self, obs: Observation) -> Decision:
-        messages = decision_messages(
+        messages, stable = decision_request(
             self._rules, obs, self.mem.context(), list(self._announcements), self._compact
         )
         schema = decision_schema(obs, self.kit.reasoning_max_chars)
-        answer = await self.kit.decide(messages, lambda obj: obj, schema=schema, format="json")
+        answer = await self.kit.decide(
+            messages, lambda obj: obj, schema=schema, format="json", stable_chars=stable
+        )
         # The kit asked as the model config says; the answer is read by the tolerant parser (JSON bare, in
         # prose or fenced, or the DECISION: form).
         parsed = parse_decision(answer.raw)
@@ -232,6 +234,7 @@ class LLMAgent(EscapeRoomPolicy):
             completion_tokens=answer.completion_tokens,
             cached=answer.cached,
             request_key=answer.request_key,
+            cached_tokens=answer.cached_tokens,
         )
         self.mem.record_decision(obs, decision)
         self._last_obs = obs
@@ -275,6 +278,7 @@ class LLMAgent(EscapeRoomPolicy):
             completion_tokens=answer.completion_tokens,
             cached=answer.cached,
             request_key=answer.request_key,
+            cached_tokens=answer.cached_tokens,
         )
 
     def decide(self, obs: Observation) -> Decision:

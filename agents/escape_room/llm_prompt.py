@@ -71,40 +71,45 @@ def announcement_text(report: RoundReport, announce_passes: bool = False) -> str
 
 
 def state_text(obs: Observation, memory: str, history: list[str] | None = None, compact: bool = False) -> str:
-    """The seat's view now: memory context, identity, puzzle, coins, capsule table, this game's events
-    (``history``: this game's announcements; default: the observation's). ``compact``: the same facts,
-    ordered from the most to the least stable (memory; identity and puzzle; capsules and coins, which
-    change only when someone verifies; this game's events; the round and who is alive), so consecutive
-    prompts of a seat share a long prefix a local model re-uses from its KV cache, in fewer words."""
+    """The seat's view now (:func:`state_parts`, joined)."""
+    return "".join(state_parts(obs, memory, history, compact))
+
+
+def state_parts(
+    obs: Observation, memory: str, history: list[str] | None = None, compact: bool = False
+) -> tuple[str, str]:
+    """The seat's view now, from the most to the least stable part, split where it stops being the same all
+    game: (memory context, identity and puzzle; capsules and coins, which change only when someone verifies,
+    this game's events (``history``: this game's announcements; default: the observation's), the round and
+    who is alive). Consecutive prompts of a seat share a long prefix: a provider's prompt cache (and the
+    embedded model's KV cache) reuses it. ``compact``: the same facts in fewer words."""
     if compact:
         return _compact_state(obs, memory, history)
-    coins = " ".join(f"{s}={c}" for s, c in obs.coins.items())
-    lines = []
-    if memory:
-        lines += ["Memory from earlier play:", memory, ""]
-    lines += [
-        f"You are player {obs.seat}. Game {obs.game}, round {obs.round} of {obs.max_rounds}.",
+    stable = ["Memory from earlier play:", memory, ""] if memory else []
+    stable += [
+        f"You are player {obs.seat}.",
         f"Your puzzle {obs.puzzle.slot}: {obs.puzzle.text} Your answer: {obs.puzzle.answer}.",
-        f"Alive: {', '.join(obs.alive)}. Coins: {coins}.",
-        "Capsules (label [endorsers]):",
     ]
+    lines = ["Capsules (label [endorsers]):"]
     for k in sorted(obs.capsules):
         caps = "; ".join(f"{c.label} [{','.join(c.endorsers)}]" for c in obs.capsules[k])
         lines.append(f"Q{k} (owner {obs.owners[k]}): {caps}")
+    lines.append("Coins: " + " ".join(f"{s}={c}" for s, c in obs.coins.items()) + ".")
     events = list(obs.history) if history is None else history
     if events:
         lines.append("This game so far:")
         lines += events
+    lines.append(f"Game {obs.game}, round {obs.round} of {obs.max_rounds}. Alive: {', '.join(obs.alive)}.")
     lines.append("Your move, as JSON:")
-    return "\n".join(lines)
+    return "\n".join(stable) + "\n", "\n".join(lines)
 
 
-def _compact_state(obs: Observation, memory: str, history: list[str] | None) -> str:
-    lines = ["Earlier games:", memory, ""] if memory else []
-    lines.append(
+def _compact_state(obs: Observation, memory: str, history: list[str] | None) -> tuple[str, str]:
+    stable = ["Earlier games:", memory, ""] if memory else []
+    stable.append(
         f"You are {obs.seat}; your puzzle {obs.puzzle.slot}: {obs.puzzle.text} Your answer: {obs.puzzle.answer}."
     )
-    lines.append("Capsules (owner: label [endorsers]):")  # changes only when someone verifies
+    lines = ["Capsules (owner: label [endorsers]):"]  # changes only when someone verifies
     for k in sorted(obs.capsules):
         caps = "; ".join(f"{c.label} [{','.join(c.endorsers)}]" for c in obs.capsules[k])
         lines.append(f"Q{k} {obs.owners[k]}: {caps}")
@@ -117,16 +122,22 @@ def _compact_state(obs: Observation, memory: str, history: list[str] | None) -> 
         f"Now: game {obs.game}, round {obs.round} of {obs.max_rounds}. Alive: {','.join(obs.alive)}."
     )
     lines.append("Your move, as JSON:")
-    return "\n".join(lines)
+    return "\n".join(stable) + "\n", "\n".join(lines)
 
 
 def decision_messages(
     rules: str, obs: Observation, memory: str, history: list[str] | None = None, compact: bool = False
 ) -> list[dict[str, str]]:
-    return [
-        {"role": "system", "content": rules},
-        {"role": "user", "content": state_text(obs, memory, history, compact)},
-    ]
+    return decision_request(rules, obs, memory, history, compact)[0]
+
+
+def decision_request(
+    rules: str, obs: Observation, memory: str, history: list[str] | None = None, compact: bool = False
+) -> tuple[list[dict[str, str]], int]:
+    """The decision messages (the rules, then the seat's view) and the length of the view's stable head:
+    with the rules, the prefix that stays the same all game (``ChatRequest.stable_chars``)."""
+    stable, rest = state_parts(obs, memory, history, compact)
+    return [{"role": "system", "content": rules}, {"role": "user", "content": stable + rest}], len(stable)
 
 
 def decision_schema(obs: Observation, reasoning_max_chars: int) -> dict[str, Any]:

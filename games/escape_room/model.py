@@ -117,6 +117,7 @@ def decision_fields(r: DecisionRecord) -> dict[str, Any]:
             "latency_s": round(d.latency_s, 4),
             "prompt_tokens": d.prompt_tokens,
             "completion_tokens": d.completion_tokens,
+            "cached_tokens": d.cached_tokens,
             "cached": d.cached,
         }
         if d.request_key:

@@ -48,6 +48,7 @@ DECISION_COLUMNS = [
     *(f"conf_Q{k}" for k in PUZZLES),
     "prompt_tokens",
     "completion_tokens",
+    "cached_tokens",
 ]
 GAME_COLUMNS = [
     "run_id",
@@ -209,6 +210,7 @@ class TableBuilder:
             *confidence,
             cell_text(d.decision.prompt_tokens),
             cell_text(d.decision.completion_tokens),
+            cell_text(d.decision.cached_tokens),
         )
 
     def _game_row(self, rec: GameRecord, game: Row, d_correct: str) -> Row:

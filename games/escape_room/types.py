@@ -99,6 +99,7 @@ class Decision:
     completion_tokens: int = 0
     cached: bool = False
     request_key: str | None = None  # the request-store key of a model's answer (the viewer shows the request)
+    cached_tokens: int = 0  # prompt tokens read from the provider's prompt cache (part of prompt_tokens)
 
 
 @dataclass(slots=True)

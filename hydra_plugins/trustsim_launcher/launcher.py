@@ -1,30 +1,37 @@
 """``TrustsimLauncher``: Hydra's side of :mod:`trustsim.launch` (every job of a multirun in one process).
 
-``launch`` composes every job's config first, with Hydra's config loader and the job's overrides, one after
-another (Hydra's ``HydraConfig`` is a process-wide singleton: it is set to each job's config only while that
-job is composed and resolved). Every job is validated; any invalid job fails the sweep, naming each one and
-its key, before anything is written or sent (exit 2). Then the jobs run concurrently
-(:func:`trustsim.launch.run_jobs`) with everything they need passed explicitly (run directory, overrides,
-config): while they run, ``HydraConfig`` holds the sweep's config, as it does under any launcher between
-jobs. Each job gets what Hydra's own ``run_job`` gives it: its ``.hydra/`` record (``config.yaml``,
-``hydra.yaml``, ``overrides.yaml``), its log file (``<run dir>/<job name>.log``: the records its own
-threads and tasks log) and the ``on_job_start`` / ``on_job_end`` callbacks (called one at a time).
+``launch`` composes every job's config first, with Hydra's config loader and the job's overrides, as Hydra's
+``run_job`` sets it up (job number, output directory) and resolved. Composition is most of a large sweep's
+start-up (about 0.1 s of CPU per job), so from :data:`PARALLEL_FROM` jobs on it runs in forked worker
+processes, one per core: each has its own ``HydraConfig`` (a process-wide singleton), set to the job's config
+while it is resolved. In this process ``HydraConfig`` keeps the sweep's config. Every job is then validated
+(:func:`trustsim.launch.sweep_job`); any invalid job fails the sweep, naming each one and its key, before
+anything is written or sent (exit 2). Then the jobs run concurrently (:func:`trustsim.launch.run_jobs`) with
+everything they need passed explicitly (run directory, overrides, config).
+
+Each job gets what Hydra's own ``run_job`` gives it: its ``.hydra/`` record (``config.yaml``, resolved;
+``hydra.yaml``; ``overrides.yaml``), its log file (``<run dir>/<job name>.log``: the records its own threads
+and tasks log) and the ``on_job_start`` / ``on_job_end`` callbacks (called one at a time).
 ``hydra.job.chdir=true`` cannot work with jobs running at once in one process: refused.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextvars
-import copy
 import logging
+import multiprocessing
 import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.utils import JobReturn, JobStatus, configure_log, env_override, setup_globals
+from hydra.errors import HydraException
 from hydra.plugins.launcher import Launcher
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
@@ -35,12 +42,33 @@ from trustsim.launch import SweepJob, refuse, run_jobs, sweep_job
 
 log = logging.getLogger(__name__)
 
+PARALLEL_FROM = 16
+"""Sweeps of at least this many jobs are composed in worker processes (where ``fork`` exists)."""
 _JOB_LOG: contextvars.ContextVar[str | None] = contextvars.ContextVar("trustsim_job_log", default=None)
+_FORKED: tuple[Any, DictConfig] | None = (
+    None  # (config loader, sweep config) that forked workers compose with
+)
+
+
+@dataclass
+class Composed:
+    """One job's composed config, as plain data (it comes back from a worker process)."""
+
+    number: int
+    overrides: list[str]  # hydra.overrides.task
+    run_dir: str
+    hydra: dict[str, Any]  # the job's hydra node (unresolved)
+    job_name: str
+    log_file: str | None
+    cfg: dict[str, Any] | None = None  # resolved, without hydra; None: see error
+    error: tuple[str, str] | None = None  # (key, message) of a configuration error
 
 
 class TrustsimLauncher(Launcher):
     """Hydra launcher ``trustsim`` (see the module docstring). ``max_jobs``: at most this many jobs that call
     models run at once (None: all)."""
+
+    composes_every_job = True  # the sweeper need not compose the batch first (trustsim_sweeper)
 
     def __init__(self, max_jobs: int | None = None) -> None:
         self.max_jobs = max_jobs
@@ -60,61 +88,57 @@ class TrustsimLauncher(Launcher):
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         log.info(f"Launching {len(job_overrides)} jobs in one process (hydra/launcher=trustsim)")
-        composed: list[tuple[SweepJob, _Record]] = []
+        numbered = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
+        records: list[_Record] = []
         errors: list[tuple[str, ConfigError]] = []
-        saved = HydraConfig.instance().cfg
-        try:
-            for offset, overrides in enumerate(job_overrides):
-                number = initial_job_idx + offset
-                try:
-                    composed.append(self._compose(number, list(overrides)))
-                except ConfigError as exc:
-                    errors.append((f"job {number} [{' '.join(overrides)}]", exc))
-        finally:
-            HydraConfig.instance().cfg = saved
+        for composed in self._compose_all(numbered):
+            label = f"job {composed.number} [{' '.join(composed.overrides)}]"
+            try:
+                if composed.error is not None:
+                    raise ConfigError(*composed.error)
+                assert composed.cfg is not None
+                records.append(_Record(composed, self))
+            except ConfigError as exc:
+                errors.append((label, exc))
         if errors:
             refuse(errors)
         files = _JobLogFiles.install(self.config)
         try:
             with env_override(dict(self.config.hydra.job.env_set or {})):
-                codes = run_jobs(
-                    [job for job, _ in composed], max_jobs=self.max_jobs, progress=self.config.get("progress")
-                )
+                jobs = [r.job for r in records]
+                codes = run_jobs(jobs, max_jobs=self.max_jobs, progress=self.config.get("progress"))
         finally:
             files.remove()
         return [
-            _job_return(record, code)
-            for (_, record), code in zip(composed, codes, strict=True)
-            if code is not None
+            r.job_return(code, full=False) for r, code in zip(records, codes, strict=True) if code is not None
         ]
 
-    def _compose(self, number: int, overrides: list[str]) -> tuple[SweepJob, _Record]:
-        """One job's config, resolved and validated (ConfigError names the key), as Hydra's ``run_job`` sets it
-        up (job number, output directory)."""
+    def _compose_all(self, numbered: list[tuple[int, list[str]]]) -> list[Composed]:
+        """Every job composed: in forked workers for a large sweep, else here (HydraConfig restored)."""
         assert self.config is not None and self.hydra_context is not None
-        config = self.hydra_context.config_loader.load_sweep_config(self.config, overrides)
-        with open_dict(config):
-            config.hydra.job.id = number
-            config.hydra.job.num = number
-        HydraConfig.instance().set_config(config)
-        if config.hydra.job.chdir:
-            raise ConfigError(
-                "hydra.job.chdir",
-                "must be false with hydra/launcher=trustsim (jobs run at once in one process; choose "
-                "hydra/launcher=basic to change directory per job)",
-            )
-        run_dir = Path(str(config.hydra.sweep.dir)) / str(config.hydra.sweep.subdir)
-        with read_write(config.hydra.runtime), open_dict(config.hydra.runtime):
-            config.hydra.runtime.output_dir = os.path.abspath(run_dir)
-        HydraConfig.instance().set_config(config)
-        task_cfg = copy.deepcopy(config)
-        with read_write(task_cfg), open_dict(task_cfg):
-            del task_cfg["hydra"]
-        plain = to_container(task_cfg)
-        hydra_cfg = copy.deepcopy(HydraConfig.instance().cfg)
-        task_overrides = [str(o) for o in config.hydra.overrides.task]
-        record = _Record(run_dir, config, task_cfg, hydra_cfg, _log_file(config), self)
-        return sweep_job(number, task_overrides, run_dir, plain, record.start, record.end), record
+        global _FORKED
+        workers = min(os.cpu_count() or 1, len(numbered) // (PARALLEL_FROM // 2) or 1)
+        if (
+            len(numbered) >= PARALLEL_FROM
+            and workers > 1
+            and "fork" in multiprocessing.get_all_start_methods()
+        ):
+            _FORKED = (self.hydra_context.config_loader, self.config)
+            try:
+                context = multiprocessing.get_context("fork")
+                with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+                    done = list(pool.map(_compose_forked, numbered, chunksize=4))
+            finally:
+                _FORKED = None
+            for item in done:
+                if isinstance(item, BaseException):
+                    raise item
+            return done  # type: ignore[return-value]
+        saved = HydraConfig.instance().cfg
+        try:
+            return [compose(self.hydra_context.config_loader, self.config, n, o) for n, o in numbered]
+        finally:
+            HydraConfig.instance().cfg = saved
 
     def job_callbacks(self, event: str, **kwargs: Any) -> None:
         """Hydra's per-job callbacks, one at a time (jobs run at once)."""
@@ -123,47 +147,48 @@ class TrustsimLauncher(Launcher):
             getattr(self.hydra_context.callbacks, event)(**kwargs)
 
 
-class _Record:
-    """What Hydra's ``run_job`` gives a job: its ``.hydra/`` files, its log file, its callbacks."""
-
-    def __init__(
-        self,
-        run_dir: Path,
-        config: DictConfig,
-        task_cfg: DictConfig,
-        hydra_cfg: DictConfig,
-        log_file: str | None,
-        launcher: TrustsimLauncher,
-    ) -> None:
-        self.run_dir = run_dir
-        self.config = config
-        self.task_cfg = task_cfg
-        self.hydra_cfg = hydra_cfg
-        self.log_file = log_file
-        self.launcher = launcher
-
-    def start(self) -> None:
-        """In the job's thread, before it runs."""
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        subdir = self.config.hydra.output_subdir
-        if subdir is not None:
-            folder = self.run_dir / str(subdir)
-            folder.mkdir(parents=True, exist_ok=True)
-            for name, node in (
-                ("config.yaml", self.task_cfg),
-                ("hydra.yaml", self.hydra_cfg),
-                ("overrides.yaml", self.config.hydra.overrides.task),
-            ):
-                (folder / name).write_text(OmegaConf.to_yaml(node), encoding="utf-8")
-        _JOB_LOG.set(self.log_file)
-        self.launcher.job_callbacks(
-            "on_job_start", config=self.config, task_function=self.launcher.task_function
+def compose(loader: Any, master: DictConfig, number: int, overrides: list[str]) -> Composed:
+    """One job's config, as Hydra's ``run_job`` sets it up (job number, output directory), resolved; a
+    configuration error is returned (``Composed.error``), not raised."""
+    config = loader.load_sweep_config(master, overrides)
+    with open_dict(config):
+        config.hydra.job.id = number
+        config.hydra.job.num = number
+    HydraConfig.instance().set_config(config)
+    run_dir = os.path.abspath(Path(str(config.hydra.sweep.dir)) / str(config.hydra.sweep.subdir))
+    with read_write(config.hydra.runtime), open_dict(config.hydra.runtime):
+        config.hydra.runtime.output_dir = run_dir
+    HydraConfig.instance().set_config(config)
+    task = [str(o) for o in config.hydra.overrides.task]
+    composed = Composed(
+        number,
+        task,
+        run_dir,
+        OmegaConf.to_container(config.hydra, resolve=False),  # type: ignore[arg-type]
+        str(config.hydra.job.name),
+        _log_file(config),
+    )
+    if config.hydra.job.chdir:
+        composed.error = (
+            "hydra.job.chdir",
+            "must be false with hydra/launcher=trustsim (jobs run at once in one process; choose "
+            "hydra/launcher=basic to change directory per job)",
         )
+        return composed
+    try:
+        composed.cfg = to_container(OmegaConf.masked_copy(config, [k for k in config if k != "hydra"]))
+    except ConfigError as exc:
+        composed.error = (exc.key, exc.message)
+    return composed
 
-    def end(self, code: int) -> None:
-        """In the job's thread, after it ran."""
-        self.launcher.job_callbacks("on_job_end", config=self.config, job_return=_job_return(self, code))
-        _JobLogFiles.close(self.log_file)
+
+def _compose_forked(item: tuple[int, list[str]]) -> Composed | BaseException:
+    """:func:`compose` in a forked worker (the loader and sweep config inherited from the launcher)."""
+    assert _FORKED is not None
+    try:
+        return compose(*_FORKED, *item)
+    except HydraException as exc:  # an override Hydra refuses: re-raised by the launcher
+        return HydraException(str(exc))
 
 
 def _log_file(config: DictConfig) -> str | None:
@@ -172,17 +197,62 @@ def _log_file(config: DictConfig) -> str | None:
     return str(found) if found else None
 
 
-def _job_return(record: _Record, code: int) -> JobReturn:
-    """What Hydra's ``run_job`` returns for a job (its return value: the exit code)."""
-    ret = JobReturn()
-    ret.overrides = [str(o) for o in record.config.hydra.overrides.task]
-    ret.cfg = record.task_cfg
-    ret.hydra_cfg = record.hydra_cfg
-    ret.working_dir = os.getcwd()
-    ret.task_name = str(record.config.hydra.job.name)
-    ret.status = JobStatus.COMPLETED
-    ret.return_value = code
-    return ret
+class _Record:
+    """What Hydra's ``run_job`` gives a job: its ``.hydra/`` files, its log file, its callbacks."""
+
+    def __init__(self, composed: Composed, launcher: TrustsimLauncher) -> None:
+        assert composed.cfg is not None
+        self.composed = composed
+        self.launcher = launcher
+        self._config: DictConfig | None = None
+        self.job: SweepJob = sweep_job(
+            composed.number, composed.overrides, Path(composed.run_dir), composed.cfg, self.start, self.end
+        )
+
+    def config(self) -> DictConfig:
+        """The job's config with its hydra node (for the callbacks; made once, when first asked for)."""
+        if self._config is None:
+            self._config = OmegaConf.create({**self.composed.cfg, "hydra": self.composed.hydra})  # type: ignore[dict-item]
+        return self._config
+
+    def start(self) -> None:
+        """In the job's thread, before it runs."""
+        c = self.composed
+        run_dir = Path(c.run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        subdir = c.hydra.get("output_subdir")
+        if subdir is not None:
+            folder = run_dir / str(subdir)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "config.yaml").write_text(yaml.safe_dump(c.cfg, sort_keys=False), encoding="utf-8")
+            (folder / "hydra.yaml").write_text(OmegaConf.to_yaml({"hydra": c.hydra}), encoding="utf-8")
+            (folder / "overrides.yaml").write_text(OmegaConf.to_yaml(c.overrides), encoding="utf-8")
+        _JOB_LOG.set(c.log_file)
+        if self.launcher.hydra_context is not None and self.launcher.hydra_context.callbacks.callbacks:
+            self.launcher.job_callbacks(
+                "on_job_start", config=self.config(), task_function=self.launcher.task_function
+            )
+
+    def end(self, code: int) -> None:
+        """In the job's thread, after it ran."""
+        if self.launcher.hydra_context is not None and self.launcher.hydra_context.callbacks.callbacks:
+            self.launcher.job_callbacks("on_job_end", config=self.config(), job_return=self.job_return(code))
+        _JobLogFiles.close(self.composed.log_file)
+
+    def job_return(self, code: int, *, full: bool = True) -> JobReturn:
+        """What Hydra's ``run_job`` returns for the job (its return value: the exit code); ``full``: with its
+        configs."""
+        ret = JobReturn()
+        ret.overrides = list(self.composed.overrides)
+        if full:
+            config = self.config()
+            ret.cfg = OmegaConf.masked_copy(config, [k for k in config if k != "hydra"])
+            ret.hydra_cfg = OmegaConf.masked_copy(config, "hydra")
+        ret.working_dir = os.getcwd()
+        ret.task_name = self.composed.job_name
+        ret.status = JobStatus.COMPLETED
+        ret.return_value = code
+        return ret
 
 
 class _JobLogFiles(logging.Handler):

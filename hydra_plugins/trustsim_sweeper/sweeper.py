@@ -37,6 +37,14 @@ class TrustsimSweeper(BasicSweeper):
         super().setup(hydra_context=hydra_context, task_function=task_function, config=config)
         self.config = redacted_config(config)  # what sweep() saves as multirun.yaml
 
+    def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
+        """Hydra composes every job of a batch here to catch errors early. A launcher that composes and
+        validates every job itself before any runs (``hydra/launcher=trustsim``) is not made to wait for the
+        same composition twice."""
+        if getattr(self.launcher, "composes_every_job", False):
+            return
+        super().validate_batch_is_legal(batch)
+
     def split_arguments(  # type: ignore[override]
         self, overrides: list[Override], max_batch_size: int | None
     ) -> list[list[list[str]]]:

@@ -77,7 +77,7 @@ def test_bad_value_fails_at_start_naming_the_key(tmp_path):
     assert "config error at 'game.coins': must be >= 0" in proc.stderr and "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("launcher", ["basic", "joblib", "submitit_local"])
+@pytest.mark.parametrize("launcher", ["trustsim", "basic", "joblib", "submitit_local"])
 def test_multirun_sweeps(tmp_path, launcher):
     args = [
         "-m",
@@ -139,6 +139,8 @@ def test_multirun_writes_one_sweep_directory_with_a_job_index(tmp_path):
 
 
 def test_multirun_with_a_failed_job_exits_non_zero_naming_it(tmp_path):
+    """One job at a time (the basic launcher): the others run. trustsim's launcher refuses the whole sweep
+    first (tests/sweep/test_launcher_cli.py)."""
     proc = trustsim(
         tmp_path,
         "-m",
@@ -146,6 +148,7 @@ def test_multirun_with_a_failed_job_exits_non_zero_naming_it(tmp_path):
         "agent=bayes",
         "game.games=2",
         "seed=0,-1",
+        "hydra/launcher=basic",
         "hydra.sweep.dir=sw",
     )
     assert proc.returncode == 1

@@ -116,6 +116,9 @@ def test_a_plan_made_by_analysis_plan_drives_a_multirun(tmp_path):
     study = _trustsim(tmp_path, "-m", "+plan=plan/plan.csv", "seed=5", "hydra.sweep.dir=study")
     assert study.returncode == 0, study.stderr[-2000:]
     assert "trustsim: plan plan/plan.csv: 2 job(s)" in study.stderr
+    assert (
+        "in one process (hydra/launcher=trustsim)" in study.stdout
+    )  # the plan's jobs run through trustsim's launcher
     jobs = list(csv.DictReader((tmp_path / "study" / "jobs.csv").open()))
     assert len(jobs) == 2 and all(j["status"] == "complete" for j in jobs)
     for job in jobs:

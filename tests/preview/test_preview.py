@@ -203,7 +203,9 @@ def test_cli_preview_of_a_sweep_needs_no_key_and_writes_no_run(tmp_path: Path) -
     out = proc.stdout
     assert out.count("trustsim: preview (nothing sent) of") == 4
     assert "preview total over 4 jobs" in out
-    assert "cost ≈ $" in out and " expected ($" in out and "price gpt-5.1: $1.25 in / $10 out per Mtok" in out
+    assert "cost ≈ $" in out and " expected ($" in out
+    assert "price gpt-5.1: $1.25 in / $10 out / $0.125 cache read per Mtok" in out
+    assert "with prompt caching: ≈ $" in out
     assert "requests 264–" in out  # at the least 4 jobs × 11 games × 3 seats × (a decision + an own answer)
     outputs = tmp_path / "outputs"
     assert sorted(p.name for p in outputs.iterdir()) == ["previews"]  # no runs, sweeps or request store
@@ -355,3 +357,27 @@ def test_a_game_declares_its_short_answers_for_the_preview() -> None:
     discover()
     play = play_for({"game": {"type": "escape_room"}})
     assert play.short == {"solve", "own_answer"}  # puzzle answers are numbers; reflections are reasoned
+
+
+def test_preview_prices_the_providers_prompt_caches(tmp_path: Path) -> None:
+    """OpenAI caches repeated prefixes by itself; Anthropic only the prefix ``model.prompt_cache`` marks."""
+    from trustsim.llm.config import parse_model_config
+    from trustsim.llm.pricing import price_of
+    from trustsim.preview.report import lines
+
+    common = ["agent=llm", "agent.prompt=trustsim", f"llm.store_path={tmp_path / 's.sqlite'}"]
+    openai = estimate(api.compose("mid2strike", [*common, "model=gpt-5.1"]))
+    price = price_of(parse_model_config(api.compose(None, ["model=gpt-5.1"])["model"]))
+    assert openai.cached_tokens > 0 and openai.cache_write_tokens == 0
+    assert openai.cost_cached_estimate == pytest.approx(
+        price.cost(openai.prompt_tokens, openai.completion_tokens, openai.cached_tokens)
+    )
+    assert openai.cost_cached_estimate < openai.cost_estimate
+    assert any(line.startswith("  with prompt caching: $") for line in lines(openai))
+    plain = estimate(api.compose("mid2strike", [*common, "model=claude-sonnet-4-6"]))
+    assert plain.cached_tokens == 0 and plain.cost_cached_high == plain.cost_high
+    marked = estimate(
+        api.compose("mid2strike", [*common, "model=claude-sonnet-4-6", "+model.prompt_cache=true"])
+    )
+    assert marked.cached_tokens > 0 and marked.cache_write_tokens > 0
+    assert marked.cost_cached_estimate < marked.cost_estimate

@@ -180,7 +180,9 @@ def test_old_store_is_migrated_and_still_replays(tmp_path: Path) -> None:
     assert store.spend(JOB_A) == 1.0 and store.spend() == 1.25  # old rows belong to no job
     store.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()[0] == "2"
+    assert (
+        conn.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()[0] == "3"
+    )  # job, cache tokens
     assert sorted(conn.execute("SELECT text, job FROM responses").fetchall()) == [
         ("answer to new", JOB_A), ("old answer", None)]  # fmt: skip
 

@@ -52,15 +52,43 @@ def price_per_mtok(model: Any) -> tuple[float, float] | None:
     return float(getattr(price, "input_per_mtok", 0) or 0), float(getattr(price, "output_per_mtok", 0) or 0)
 
 
-def call_cost(model: Any, litellm_cost: float, prompt_tokens: int, completion_tokens: int) -> float:
+def call_cost(
+    model: Any,
+    litellm_cost: float,
+    prompt_tokens: int,
+    completion_tokens: int,
+    cached_tokens: int = 0,
+    cache_write_tokens: int = 0,
+) -> float:
     """The cost of one sent call, in the order preview estimates it: the model config's ``price`` when it
-    declares one; 0 for the embedded model; else litellm's (0 for a model its price map does not know)."""
+    declares one (prompt tokens read from or written to the provider's cache at its ``cache_read_per_mtok`` /
+    ``cache_write_per_mtok``, else the input price); 0 for the embedded model; else litellm's, which prices
+    cached tokens from its map (0 for a model its price map does not know)."""
     price = price_per_mtok(model)
     if price is not None:
-        return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1e6
+        read, write = cache_prices(model, price[0])
+        fresh = max(0, prompt_tokens - cached_tokens - cache_write_tokens)
+        return (
+            fresh * price[0]
+            + cached_tokens * read
+            + cache_write_tokens * write
+            + completion_tokens * price[1]
+        ) / 1e6
     if getattr(model, "provider", "litellm") == "local":
         return 0.0
     return float(litellm_cost) if litellm_cost and litellm_cost > 0 else 0.0
+
+
+def cache_prices(model: Any, input_per_mtok: float) -> tuple[float, float]:
+    """USD per million prompt tokens read from and written to the cache, from ``model.price`` (each missing
+    one: the input price)."""
+    price = getattr(model, "price", None)
+    get = price.get if isinstance(price, dict) else lambda name: getattr(price, name, None)
+    read, write = get("cache_read_per_mtok"), get("cache_write_per_mtok")
+    return (
+        float(read) if read is not None else input_per_mtok,
+        float(write) if write is not None else input_per_mtok,
+    )
 
 
 class _Ledger:
@@ -109,7 +137,14 @@ class Budget:
 
     def price(self, result: Any) -> Any:
         """``result`` (a transport ``CallResult``) with its cost set, counted towards the spend."""
-        cost = call_cost(self.model, result.cost_usd, result.prompt_tokens, result.completion_tokens)
+        cost = call_cost(
+            self.model,
+            result.cost_usd,
+            result.prompt_tokens,
+            result.completion_tokens,
+            result.cached_tokens,
+            result.cache_write_tokens,
+        )
         self._ledger.since += cost
         return result if cost == result.cost_usd else dataclasses.replace(result, cost_usd=cost)
 

@@ -13,6 +13,7 @@ from trustsim.errors import RESUME_HINT, TrustsimError
 from trustsim.host import current_host
 from trustsim.llm import local
 from trustsim.llm.budget import Budget
+from trustsim.llm.caching import mark_stable_prefix
 from trustsim.llm.config import LLMConfig, ModelConfig
 from trustsim.llm.endpoint import Endpoint, EndpointKey, endpoint_for, estimate_tokens, limits_of
 from trustsim.llm.errors import DamagedStoreError, MissingKeyError, ProviderError, ReplayMissError, StoreError
@@ -65,6 +66,8 @@ class LLMClient:
             "cache_hits": 0,
             "prompt_tokens": 0,
             "completion_tokens": 0,
+            "cached_tokens": 0,
+            "cache_write_tokens": 0,
             "cost_usd": 0.0,
             "retries": 0,
             "failed_attempts": 0,
@@ -85,16 +88,23 @@ class LLMClient:
         base.update(req.params)
         return model_id, api_base, base
 
+    def messages(self, req: ChatRequest) -> list[dict[str, Any]]:
+        """The messages sent for a request: with ``model.prompt_cache``, its stable prefix marked for the
+        provider's prompt cache (trustsim.llm.caching)."""
+        if self.model.prompt_cache and req.model in (self.model.name, self.model.litellm_model):
+            return mark_stable_prefix(req.messages, req.stable_chars)
+        return req.messages
+
     def canonical(self, req: ChatRequest) -> str:
-        """The canonical request: what is asked and, for the embedded model, how it computes the answer
-        (the rule: :mod:`trustsim.llm.keying`)."""
+        """The canonical request: what is sent (its messages as :meth:`messages` marks them) and, for the
+        embedded model, how it computes the answer (the rule: :mod:`trustsim.llm.keying`)."""
         return self._canonical(req, *self.route(req))
 
     def _canonical(
         self, req: ChatRequest, model_id: str, api_base: str | None, params: dict[str, Any]
     ) -> str:
         block = self._local_block() if model_id == self.model.litellm_model else None
-        return canonical_request(model_id, api_base, req.messages, params, req.sample, block)
+        return canonical_request(model_id, api_base, self.messages(req), params, req.sample, block)
 
     def key(self, req: ChatRequest) -> str:
         """The store key of a request (hash of the canonical request)."""
@@ -123,9 +133,7 @@ class LLMClient:
         if pending is not None:
             result = await asyncio.shield(pending)
             self._stats["cache_hits"] += 1
-            return ChatResponse(
-                result.text, result.prompt_tokens, result.completion_tokens, result.latency_s, True, 0.0, key
-            )
+            return dataclasses.replace(result, cached=True, cost_usd=0.0, key=key)
         if self.llm.replay_only:
             where = str(self.store.path) if self.store is not None else ""
             raise ReplayMissError(
@@ -137,7 +145,7 @@ class LLMClient:
         self._inflight[key] = future
         try:
             sent = self._send_params(model_id, api_base, req, params)
-            result = await self._send(model_id, api_base, req.messages, sent, req.sample)
+            result = await self._send(model_id, api_base, self.messages(req), sent, req.sample)
             if self._secrets and any(v in result.text for v in self._secrets):  # an answer echoing a key
                 result = dataclasses.replace(result, text=redact_text(result.text, self._secrets))
             if self.store is not None:
@@ -154,6 +162,8 @@ class LLMClient:
                         result.completion_tokens,
                         result.cost_usd,
                         result.latency_s,
+                        result.cached_tokens,
+                        result.cache_write_tokens,
                     ),
                 )
             response = ChatResponse(
@@ -164,6 +174,8 @@ class LLMClient:
                 False,
                 result.cost_usd,
                 key,
+                result.cached_tokens,
+                result.cache_write_tokens,
             )
             future.set_result(response)
             return response
@@ -350,6 +362,8 @@ class LLMClient:
                     self._stats["calls_sent"] += 1
                     self._stats["prompt_tokens"] += result.prompt_tokens
                     self._stats["completion_tokens"] += result.completion_tokens
+                    self._stats["cached_tokens"] += result.cached_tokens
+                    self._stats["cache_write_tokens"] += result.cache_write_tokens
                     self._stats["cost_usd"] += result.cost_usd
                     self._stats["latency_s"] += result.latency_s
                     return result
@@ -406,6 +420,8 @@ def _response(stored: StoredResponse, key: str) -> ChatResponse:
         True,
         stored.cost_usd,
         key,
+        stored.cached_tokens,
+        stored.cache_write_tokens,
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from trustsim.errors import ConfigError
+from trustsim.llm.caching import marks_prompt_cache
 from trustsim.schema import build, opt
 from trustsim.secrets import ENV_NAME, HOW_TO_PASS_KEYS, is_secret_param, looks_like_key, url_problem
 
@@ -33,10 +34,13 @@ class LocalModelConfig:
 
 @dataclass(frozen=True)
 class ModelPrice:
-    """USD per million input (prompt) and output (completion) tokens."""
+    """USD per million input (prompt) and output (completion) tokens; prompt tokens read from and written to
+    the provider's prompt cache at their own prices (null: the input price)."""
 
     input_per_mtok: float = opt(min=0.0)
     output_per_mtok: float = opt(min=0.0)
+    cache_read_per_mtok: float | None = opt(None, min=0.0)
+    cache_write_per_mtok: float | None = opt(None, min=0.0)
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,9 @@ class ModelConfig:
     price: ModelPrice | None = None
     # this model's endpoint limits (execution: not in the config hash); null values: the llm group's
     limits: EndpointLimits = opt(EndpointLimits(), execution=True)
+    # Anthropic models: mark each request's stable prefix (rules, memory) for the provider's prompt cache
+    # (trustsim.llm.caching); OpenAI and Gemini cache repeated prefixes by themselves
+    prompt_cache: bool = False
     local: LocalModelConfig = field(default_factory=LocalModelConfig)
 
     def params_for(self, purpose: str) -> dict[str, Any]:
@@ -105,6 +112,12 @@ class ModelConfig:
         for purpose, group in self.purpose_params.items():
             if group is not None:
                 _check_params(group, f"{key}.purpose_params.{purpose}")
+        if self.prompt_cache and not marks_prompt_cache(self.litellm_model):
+            raise ConfigError(
+                f"{key}.prompt_cache",
+                f"applies to Anthropic models (cache_control); {self.litellm_model!r} is not one (OpenAI and "
+                "Gemini cache repeated prompt prefixes by themselves: nothing to set)",
+            )
         if self.provider == "local" and self.reasoning_max_chars > LOCAL_MAX_REASONING_CHARS:
             raise ConfigError(
                 f"{key}.reasoning_max_chars",

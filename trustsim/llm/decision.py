@@ -81,6 +81,7 @@ class Answer(Generic[T]):
         sample: the sample index of the request (part of the request-store key).
         prompt_tokens, completion_tokens, latency_s, cost_usd: accounting of the call (the original
             call's, when served from the store).
+        cached_tokens: prompt tokens the provider read from its prompt cache (part of ``prompt_tokens``).
         cached: served by the request store (provenance; not for tables).
         request_key: the request's request-store key, where the client reports one (``LLMClient`` does):
             recorded in the decision's event, so the viewer can show the exact request and raw response.
@@ -97,6 +98,7 @@ class Answer(Generic[T]):
     cost_usd: float = 0.0
     cached: bool = False
     request_key: str | None = None
+    cached_tokens: int = 0
 
     @property
     def valid(self) -> bool:
@@ -363,6 +365,7 @@ class DecisionKit:
         sample: int | None = None,
         purpose: str = "decision",
         params: Mapping[str, Any] | None = None,
+        stable_chars: int = 0,
     ) -> ChatRequest:
         """The chat request :meth:`decide` sends (for inspection and tests)."""
         if format not in ("json", "text"):
@@ -380,6 +383,7 @@ class DecisionKit:
             merged,
             sample=self.sample if sample is None else int(sample),
             purpose=purpose,
+            stable_chars=stable_chars,
         )
 
     async def decide(
@@ -393,6 +397,7 @@ class DecisionKit:
         sample: int | None = None,
         purpose: str = "decision",
         params: Mapping[str, Any] | None = None,
+        stable_chars: int = 0,
     ) -> Answer[T]:
         """Ask the model and parse its answer.
 
@@ -407,6 +412,8 @@ class DecisionKit:
             purpose: recorded with the request (``decision``, ``solve``, ``reflection``, ...); it also picks
                 the model config's parameter group.
             params: extra generation settings for this call.
+            stable_chars: the stable prefix of the request (``ChatRequest.stable_chars``): what a provider's
+                prompt cache may be told to keep (``model.prompt_cache``).
 
         Raises:
             trustsim.llm.ProviderError: the provider failed after the client's retries.
@@ -420,6 +427,7 @@ class DecisionKit:
                 sample=sample,
                 purpose=purpose,
                 params=params,
+                stable_chars=stable_chars,
             )
         )
         token = CURRENT_ASK.set(Ask(format, schema, name, purpose, parse))
@@ -454,6 +462,7 @@ class DecisionKit:
             cost_usd=resp.cost_usd,
             cached=resp.cached,
             request_key=getattr(resp, "key", None),
+            cached_tokens=resp.cached_tokens,
         )
 
 

@@ -17,8 +17,10 @@ retry of a failed request draws afresh.
 
 Like a provider it can enforce a rate limit per model name (``rate_limit`` requests per ``rate_window_s``
 sliding window; above it a 429 with ``Retry-After``, in whole seconds, until the oldest request leaves the
-window) and answer after a latency drawn per request (``latency``, e.g. :func:`lognormal_latency`). Run
-standalone::
+window) and answer after a latency drawn per request (``latency``, e.g. :func:`lognormal_latency`). With
+``prompt_cache`` it reports cached prompt tokens as OpenAI's implicit cache does (``usage.prompt_tokens_details.
+cached_tokens``): the longest prefix a request shares with an earlier one of the same model, counted from
+1,024 tokens in steps of 128 (about four characters a token). Run standalone::
 
     python -m trustsim.llm.fake_server --port 8765 --delay 0.2
     python -m trustsim.llm.fake_server --mix empty=0.2          # 20 % empty choices
@@ -40,6 +42,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
+
+from trustsim.llm.caching import PrefixCache, cacheable_tokens, prompt_text
 
 DEFAULT_REPLY = json.dumps(
     {
@@ -114,6 +118,7 @@ class FakeServer:
         rate_limit: int | None = None,
         rate_window_s: float = 60.0,
         latency: Callable[[], float] | None = None,
+        prompt_cache: bool = False,
     ) -> None:
         self.delay_s = delay_s
         self.rate_limit = rate_limit
@@ -121,6 +126,8 @@ class FakeServer:
         self.latency = latency
         self.accepted: dict[str, list[float]] = {}
         self.rate_limited = 0
+        self.prompt_cache = prompt_cache
+        self._prompts: dict[str, PrefixCache] = {}  # model -> the prompts it was sent (its prompt cache)
         self.mix = dict(mix or {})
         for fault in self.mix:
             if fault not in FAULTS:
@@ -324,6 +331,7 @@ class FakeServer:
             text = f"{text}\nREASONING: the header was {headers.get('authorization', '')}"
         messages = payload.get("messages") or []
         prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
+        cached = self._cached_tokens(str(payload.get("model", "")), messages) if self.prompt_cache else 0
         response = {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
@@ -338,12 +346,21 @@ class FakeServer:
                 "total_tokens": prompt_tokens + len(text) // 4 + 1,
             },
         }
+        if self.prompt_cache:
+            response["usage"]["prompt_tokens_details"] = {"cached_tokens": min(cached, prompt_tokens)}
         if fault == "empty":
             response["choices"] = []
         elif fault == "null":
             response["choices"][0]["message"]["content"] = None
         self._write(writer, 200, json.dumps(response).encode())
         return True
+
+    def _cached_tokens(self, model: str, messages: list[dict[str, Any]]) -> int:
+        """Tokens of the longest prefix this prompt shares with an earlier one of ``model`` (OpenAI's rule:
+        from 1,024 tokens, in steps of 128); the prompt is remembered."""
+        with self._lock:
+            shared = self._prompts.setdefault(model, PrefixCache()).shared(prompt_text(messages))
+        return cacheable_tokens(shared / 4)
 
     @staticmethod
     def _write(

@@ -18,24 +18,45 @@ MTOK = 1_000_000
 
 @dataclass(frozen=True, slots=True)
 class Price:
-    """USD per million input (prompt) and output (completion) tokens, and where the figures come from:
+    """USD per million input (prompt) and output (completion) tokens, and per million prompt tokens read from
+    and written to the provider's prompt cache (None: the input price); where the figures come from:
     ``config`` (``model.price``), ``litellm`` (its price map, under ``entry``) or ``local`` (free)."""
 
     input_per_mtok: float
     output_per_mtok: float
     source: str
     entry: str | None = None
+    cache_read_per_mtok: float | None = None
+    cache_write_per_mtok: float | None = None
 
-    def cost(self, prompt_tokens: float, completion_tokens: float) -> float:
-        """USD for these token counts."""
-        return (prompt_tokens * self.input_per_mtok + completion_tokens * self.output_per_mtok) / MTOK
+    def cost(
+        self,
+        prompt_tokens: float,
+        completion_tokens: float,
+        cached_tokens: float = 0,
+        cache_write_tokens: float = 0,
+    ) -> float:
+        """USD for these token counts (``cached_tokens`` and ``cache_write_tokens`` are part of
+        ``prompt_tokens``)."""
+        read = self.input_per_mtok if self.cache_read_per_mtok is None else self.cache_read_per_mtok
+        write = self.input_per_mtok if self.cache_write_per_mtok is None else self.cache_write_per_mtok
+        fresh = max(0.0, prompt_tokens - cached_tokens - cache_write_tokens)
+        return (
+            fresh * self.input_per_mtok
+            + cached_tokens * read
+            + cache_write_tokens * write
+            + completion_tokens * self.output_per_mtok
+        ) / MTOK
 
 
 def price_of(model: ModelConfig) -> Price | None:
     """The model's price: ``model.price``; free for the embedded model (``provider: local``); litellm's
     price map for ``model.litellm_model``; None when unknown."""
     if model.price is not None:
-        return Price(model.price.input_per_mtok, model.price.output_per_mtok, "config")
+        p = model.price
+        return Price(
+            p.input_per_mtok, p.output_per_mtok, "config", None, p.cache_read_per_mtok, p.cache_write_per_mtok
+        )
     if model.provider == "local":
         return Price(0.0, 0.0, "local")
     entry = map_entry(model.litellm_model)
@@ -47,7 +68,13 @@ def price_of(model: ModelConfig) -> Price | None:
         float(info.get("output_cost_per_token") or 0.0) * MTOK,
         "litellm",
         name,
+        _per_mtok(info.get("cache_read_input_token_cost")),
+        _per_mtok(info.get("cache_creation_input_token_cost")),
     )
+
+
+def _per_mtok(per_token: Any) -> float | None:
+    return float(per_token) * MTOK if isinstance(per_token, int | float) else None
 
 
 def map_entry(litellm_model: str) -> tuple[str, dict[str, Any]] | None:

@@ -29,7 +29,8 @@ from trustsim.rundir.lock import pid_alive
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # 2: the ``job`` column (the config hash of the job that sent the request)
+# 2: the ``job`` column (the config hash of the job that sent the request); 3: the cache-token columns
+SCHEMA_VERSION = 3
 # 2: embedded-model requests are keyed with their model.local settings and weights digest (trustsim.llm.keying).
 # A store first written with key version 1 keeps its embedded-model rows, which are no longer found (their
 # settings and weights are unknown): those requests are sent again once. Other models' keys are unchanged.
@@ -40,8 +41,14 @@ RESCAN_S = 5.0  # how often a sharded store looks for shards written by other jo
 
 COLUMNS = (
     "key", "model", "api_base", "sample", "purpose", "request", "text", "prompt_tokens", "completion_tokens",
-    "cost_usd", "latency_s", "created", "job",
+    "cost_usd", "latency_s", "created", "job", "cached_tokens", "cache_write_tokens",
 )  # fmt: skip
+# Columns added after the first schema, with their definitions (migrate adds them to an older store).
+ADDED_COLUMNS = {
+    "job": "TEXT",
+    "cached_tokens": "INTEGER NOT NULL DEFAULT 0",  # prompt tokens read from the provider's prompt cache
+    "cache_write_tokens": "INTEGER NOT NULL DEFAULT 0",  # prompt tokens written to it
+}
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
@@ -56,14 +63,22 @@ _SCHEMA = (
     cost_usd REAL NOT NULL,
     latency_s REAL NOT NULL,
     created REAL NOT NULL,
-    job TEXT
+    job TEXT,
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0
 )""",
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
 _INSERT = f"INSERT OR REPLACE INTO responses ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
-_GET = (
-    "SELECT text, prompt_tokens, completion_tokens, cost_usd, latency_s, request FROM responses WHERE key = ?"
-)
+_GET = "SELECT text, prompt_tokens, completion_tokens, cost_usd, latency_s, {cache}, request FROM responses WHERE key = ?"
+
+
+def get_sql(conn: sqlite3.Connection) -> str:
+    """The query of one stored response on this store file: a store written before the cache-token columns
+    (opened read-only, so not migrated) replays with 0 cached tokens."""
+    cols = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+    cache = "cached_tokens, cache_write_tokens" if "cache_write_tokens" in cols else "0, 0"
+    return _GET.format(cache=cache)
 
 
 def canonical_request(
@@ -97,16 +112,20 @@ class StoredResponse:
     completion_tokens: int
     cost_usd: float
     latency_s: float
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 def migrate(conn: sqlite3.Connection) -> None:
     """Bring a writable store to the current schema: a store written before spend was tracked per job gets
-    the ``job`` column (its old rows hold NULL: no job's spend, still replayed)."""
+    the ``job`` column (its old rows hold NULL: no job's spend, still replayed), one written before cache
+    tokens were recorded the ``cached_tokens`` and ``cache_write_tokens`` columns (0 for its old rows)."""
     for statement in _SCHEMA:
         conn.execute(statement)
     cols = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
-    if "job" not in cols:
-        conn.execute("ALTER TABLE responses ADD COLUMN job TEXT")
+    for name, definition in ADDED_COLUMNS.items():
+        if name not in cols:
+            conn.execute(f"ALTER TABLE responses ADD COLUMN {name} {definition}")
     conn.execute("CREATE INDEX IF NOT EXISTS responses_job ON responses(job)")  # a job's spend, cheaply
     conn.execute(
         "INSERT OR REPLACE INTO meta(name, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
@@ -174,6 +193,7 @@ class RequestStore:
         self.job = job
         self._conn = _open_checked(self.path, read_only=read_only, check=check)
         if read_only:
+            self._get = get_sql(self._conn)
             return
         try:
             self._conn.execute(f"PRAGMA journal_mode={'WAL' if journal == 'wal' else 'DELETE'}")
@@ -184,17 +204,18 @@ class RequestStore:
         except BaseException:
             self._conn.close()
             raise
+        self._get = get_sql(self._conn)
 
     def get(self, key: str, canonical: str | None = None) -> StoredResponse | None:
         """The stored response of ``key``; with ``canonical``, only a row whose request is that text.
         A damaged page met here raises :class:`StoreDamaged` (the request is not sent again)."""
         try:
-            row = self._conn.execute(_GET, (key,)).fetchone()
+            row = self._conn.execute(self._get, (key,)).fetchone()
         except sqlite3.DatabaseError as exc:
             if is_damage(exc):
                 raise StoreDamaged(self.path, f"is damaged ({exc})") from None
             raise
-        return StoredResponse(*row[:5]) if row and (canonical is None or row[5] == canonical) else None
+        return StoredResponse(*row[:7]) if row and (canonical is None or row[7] == canonical) else None
 
     def put(
         self,
@@ -211,7 +232,7 @@ class RequestStore:
             raise sqlite3.OperationalError("the request store was opened read-only (llm.replay_only)")
         r = response
         row = (key, model, api_base, sample, purpose, canonical, r.text, r.prompt_tokens, r.completion_tokens,
-               r.cost_usd, r.latency_s, time.time(), self.job)  # fmt: skip
+               r.cost_usd, r.latency_s, time.time(), self.job, r.cached_tokens, r.cache_write_tokens)  # fmt: skip
         self._conn.execute(_INSERT, row)
 
     def spend(self, job: str | None = None) -> float:
@@ -588,16 +609,16 @@ class ShardedStore:
             if conn is None:
                 continue
             try:
-                row = conn.execute(_GET, (key,)).fetchone()
+                row = conn.execute(get_sql(conn), (key,)).fetchone()
             except sqlite3.Error as exc:  # a writer mid-commit, a hot journal: a miss here, retried later
                 log.debug("shard %s: %s", path, exc)
                 self._close(path)
                 if is_damage(exc):
                     self._confirm_damage(path, exc)
                 continue
-            if row and (canonical is None or row[5] == canonical):
+            if row and (canonical is None or row[7] == canonical):
                 shard.hits += 1  # kept open: this job replays from it
-                return StoredResponse(*row[:5])
+                return StoredResponse(*row[:7])
         return None
 
     def put(self, key: str, **row: Any) -> None:

@@ -41,11 +41,16 @@ def get_litellm() -> Any:
 
 @dataclass(frozen=True, slots=True)
 class CallResult:
+    """One answered call. ``cached_tokens`` were read from the provider's prompt cache and
+    ``cache_write_tokens`` written to it; both are part of ``prompt_tokens`` (litellm's usage)."""
+
     text: str
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float
     latency_s: float
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +217,7 @@ async def call_litellm(
     usage = getattr(response, "usage", None)
     prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+    cached_tokens, cache_write_tokens = cache_tokens(usage)
     hidden = getattr(response, "_hidden_params", None) or {}
     cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
     _note_pricing(model, api_base, cost, prompt_tokens)
@@ -219,4 +225,27 @@ async def call_litellm(
         cost_usd = float(cost) if cost is not None else 0.0
     except (TypeError, ValueError):
         cost_usd = 0.0
-    return CallResult(text, prompt_tokens, completion_tokens, cost_usd, latency)
+    return CallResult(
+        text, prompt_tokens, completion_tokens, cost_usd, latency, cached_tokens, cache_write_tokens
+    )
+
+
+def cache_tokens(usage: Any) -> tuple[int, int]:
+    """(read, written) prompt-cache tokens of litellm's ``Usage``, which maps every provider's counts to
+    ``prompt_tokens_details``: ``cached_tokens`` (OpenAI's; Anthropic's ``cache_read_input_tokens``; Gemini's
+    ``cachedContentTokenCount``; DeepSeek's ``prompt_cache_hit_tokens``) and ``cache_creation_tokens`` /
+    ``cache_write_tokens`` (Anthropic's ``cache_creation_input_tokens``, also kept on the usage itself)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    read = _count(getattr(details, "cached_tokens", None)) or _count(
+        getattr(usage, "cache_read_input_tokens", None)
+    )
+    written = (
+        _count(getattr(details, "cache_creation_tokens", None))
+        or _count(getattr(details, "cache_write_tokens", None))
+        or _count(getattr(usage, "cache_creation_input_tokens", None))
+    )
+    return read, written
+
+
+def _count(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else 0

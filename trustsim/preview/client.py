@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trustsim.llm.caching import PrefixCache, cacheable_tokens, marked_chars, marks_prompt_cache, prompt_text
 from trustsim.llm.client import LLMClient
 from trustsim.llm.config import EndpointLimits, LLMConfig, ModelConfig
 from trustsim.llm.decision import CURRENT_ASK
-from trustsim.llm.pricing import max_output_tokens
+from trustsim.llm.pricing import max_output_tokens, price_of
 from trustsim.llm.store import RequestStore, ShardedStore, StoredResponse
 from trustsim.llm.transport import CallResult
 from trustsim.llm.types import ChatRequest, ChatResponse
@@ -45,6 +46,8 @@ class CallInfo:
     basis: str  # what bounds the answer: schema | max_tokens | stand-in
     valid: bool  # the kit's parser accepted the stand-in answer
     central: Central | None = None  # the expected tokens (trustsim.preview.lengths), set by the client
+    cached_tokens: int = 0  # prompt tokens a provider's prompt cache would serve (trustsim.llm.caching)
+    cache_write_tokens: int = 0  # prompt tokens it would write to its cache (Anthropic's marked prefix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +122,8 @@ class StandIn:
     def __init__(self, model: ModelConfig, play: standin.Play | None = None) -> None:
         self.limit = max_output_tokens(model.litellm_model)
         self.play = play or standin.Play()
+        self.caching = caching_of(model)
+        self._cache = PrefixCache()
 
     async def __call__(
         self, model: str, messages: list[dict[str, Any]], params: dict[str, Any], **_: Any
@@ -135,8 +140,34 @@ class StandIn:
             bound, basis = cap, "max_tokens"
         else:
             bound, basis = low, "stand-in"
-        _LAST_CALL.set(CallInfo(prompt, low, bound, max(cap or bound, low), basis, valid))
-        return CallResult(text, prompt, low, 0.0, 0.0)
+        cached, written = self._cached(messages, prompt)
+        info = CallInfo(prompt, low, bound, max(cap or bound, low), basis, valid, None, cached, written)
+        _LAST_CALL.set(info)
+        return CallResult(text, prompt, low, 0.0, 0.0, cached, written)
+
+    def _cached(self, messages: list[dict[str, Any]], prompt_tokens: int) -> tuple[int, int]:
+        """Prompt tokens a provider's cache would serve and write for this request, from the prefix it shares
+        with the job's earlier requests to the model (:func:`caching_of` says how the model caches)."""
+        text = prompt_text(messages)
+        shared = self._cache.shared(text)
+        per_char = prompt_tokens / max(1, len(text))
+        if self.caching == "implicit":
+            return cacheable_tokens(shared * per_char), 0
+        marked = marked_chars(messages)
+        if self.caching != "marked" or cacheable_tokens(marked * per_char) == 0:
+            return 0, 0
+        cached = cacheable_tokens(min(shared, marked) * per_char)
+        return cached, int(marked * per_char) - cached
+
+
+def caching_of(model: ModelConfig) -> str:
+    """How a model's provider caches prompts: ``marked`` (Anthropic with ``model.prompt_cache``: the marked
+    prefix), ``implicit`` (a repeated prefix, for a model priced with a cache-read price: OpenAI, Gemini,
+    DeepSeek, or ``model.price.cache_read_per_mtok``), else ``none``."""
+    if marks_prompt_cache(model.litellm_model):
+        return "marked" if model.prompt_cache else "none"
+    price = price_of(model)
+    return "implicit" if price is not None and price.cache_read_per_mtok is not None else "none"
 
 
 class PreviewClient(LLMClient):

@@ -46,8 +46,11 @@ class Estimate:
         repeats: requests repeating an earlier one of the same job (free: the store serves them).
         prompt_tokens: prompt tokens of the requests to send (litellm's token counter).
         completion_tokens: expected completion tokens of the requests to send (``completion_basis``).
+        cached_tokens, cache_write_tokens: of those prompt tokens, the ones a provider's prompt cache would
+            serve and write (the start each request shares with an earlier one of the job; trustsim.llm.caching).
         cost_low, cost_high: USD; None when a model's price is unknown (set ``model.price``).
         cost_estimate: USD at the expected completion tokens (the central figure).
+        cost_cached_low, cost_cached_high, cost_cached_estimate: the same with the prompt cache's prices.
         decisions_low, requests_low, prompt_tokens_low, completion_tokens_low: the shortest play (equal to
             the upper figures where the game's length is fixed), with the stand-in's answers.
         completion_tokens_high: every request to send at its completion-token cap.
@@ -77,6 +80,13 @@ class Estimate:
     completion_observed: int = 0
     reasoning_unmeasured: int = 0
     cost_estimate: float | None = 0.0
+    cached_tokens: int = 0
+    cached_tokens_low: int = 0
+    cache_write_tokens: int = 0
+    cache_write_tokens_low: int = 0
+    cost_cached_low: float | None = 0.0
+    cost_cached_high: float | None = 0.0
+    cost_cached_estimate: float | None = 0.0
     completion_basis: tuple[str, ...] = ()
     game_length: str = "fixed"
     notes: tuple[str, ...] = ()
@@ -144,6 +154,8 @@ def summarise(game: str, requests: Iterable[Request], price: Price | None, model
             est.prompt_tokens += call.prompt_tokens
             est.completion_tokens += central.tokens if central is not None else call.completion_bound
             est.completion_tokens_high += call.completion_cap
+            est.cached_tokens += call.cached_tokens
+            est.cache_write_tokens += call.cache_write_tokens
             est.invalid += not call.valid
             bases.append(central.basis if central is not None else call.basis)
             est.completion_observed += central is not None and central.basis == "observed"
@@ -151,6 +163,8 @@ def summarise(game: str, requests: Iterable[Request], price: Price | None, model
             if lower:
                 est.prompt_tokens_low += call.prompt_tokens
                 est.completion_tokens_low += call.completion_min
+                est.cached_tokens_low += call.cached_tokens
+                est.cache_write_tokens_low += call.cache_write_tokens
     est.completion_basis = tuple(dict.fromkeys(sorted(bases)))
     if est.requests_low != est.requests:
         est.game_length = "range"
@@ -159,18 +173,34 @@ def summarise(game: str, requests: Iterable[Request], price: Price | None, model
         )
     if price is None:
         est.cost_low = est.cost_high = est.cost_estimate = None if est.to_send else 0.0
+        est.cost_cached_low = est.cost_cached_high = est.cost_cached_estimate = est.cost_low
         est.prices = (f"{model_label}: price unknown (set model.price: {{input_per_mtok, output_per_mtok}})",)
     else:
         est.cost_low = price.cost(est.prompt_tokens_low, est.completion_tokens_low)
         est.cost_high = price.cost(est.prompt_tokens, est.completion_tokens_high)
         est.cost_estimate = price.cost(est.prompt_tokens, est.completion_tokens)
+        low, high = (
+            (est.cached_tokens_low, est.cache_write_tokens_low),
+            (est.cached_tokens, est.cache_write_tokens),
+        )
+        est.cost_cached_low = price.cost(est.prompt_tokens_low, est.completion_tokens_low, *low)
+        est.cost_cached_high = price.cost(est.prompt_tokens, est.completion_tokens_high, *high)
+        est.cost_cached_estimate = price.cost(est.prompt_tokens, est.completion_tokens, *high)
         where = {
             "config": "model.price",
             "local": "local model",
             "litellm": f"litellm price map '{price.entry}'",
         }
+        cache = "".join(
+            f" / ${value:g} {what}"
+            for value, what in (
+                (price.cache_read_per_mtok, "cache read"),
+                (price.cache_write_per_mtok, "cache write"),
+            )
+            if value is not None
+        )
         est.prices = (
-            f"{model_label}: ${price.input_per_mtok:g} in / ${price.output_per_mtok:g} out per Mtok "
+            f"{model_label}: ${price.input_per_mtok:g} in / ${price.output_per_mtok:g} out{cache} per Mtok "
             f"({where[price.source]})",
         )
     return est
@@ -233,6 +263,7 @@ def lines(est: Estimate) -> list[str]:
             "its hidden reasoning tokens are not in the prior (the high end bounds them). A short pilot "
             "(e.g. game.games=1) stores answers whose median the next preview uses"
         )
+    out.append(_cached_line(est))
     for price in est.prices:
         out.append(f"    price {price}")
     for note in est.notes:
@@ -240,3 +271,22 @@ def lines(est: Estimate) -> list[str]:
     if est.invalid:
         out.append(f"    warning: {est.invalid} stand-in answers were refused by the game's parser")
     return out
+
+
+def _cached_line(est: Estimate) -> str:
+    """The cost with the providers' prompt caches: cached prompt tokens at the cache-read price (written ones
+    at the cache-write price)."""
+    low, high, central = est.cost_cached_low, est.cost_cached_high, est.cost_cached_estimate
+    if low is None or high is None or central is None:
+        return "  with prompt caching: unknown"
+    if round(low, 6) == round(high, 6):
+        cost = _money(low)
+    else:
+        cost = f"≈ {_money(central)} expected ({_money(low)} to {_money(high)})"
+    if not est.cached_tokens and not est.cache_write_tokens:
+        return f"  with prompt caching: {cost} (no prompt prefix this model's provider would cache and bill less)"
+    written = f", {est.cache_write_tokens:,} written to it" if est.cache_write_tokens else ""
+    return (
+        f"  with prompt caching: {cost} ({_span(est.cached_tokens_low, est.cached_tokens)} prompt tokens repeat "
+        f"the start of an earlier request: read from the provider's cache{written})"
+    )

@@ -290,11 +290,11 @@ def merge(sources: list[str | Path], out: str | Path) -> dict[str, Any]:
     try:
         for f in files:
             src = _connect(f, write=False)  # a usable store, or a clear error
-            with_job = has_job_column(src)
+            present = {row[1] for row in src.execute("PRAGMA table_info(responses)")}
             src.close()
             conn.execute("ATTACH DATABASE ? AS src", (f"{f.resolve().as_uri()}?mode=ro",))
-            try:
-                select = cols if with_job else cols.replace(", job", ", NULL")
+            try:  # a column an older source lacks: NULL (no job) or 0 (no cache tokens)
+                select = ", ".join(c if c in present else ("NULL" if c == "job" else "0") for c in COLUMNS)
                 conn.execute("BEGIN IMMEDIATE")
                 read = int(conn.execute("SELECT COUNT(*) FROM src.responses").fetchone()[0])
                 conflicts = int(
