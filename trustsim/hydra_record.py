@@ -21,17 +21,23 @@ from trustsim.secrets import redact, redact_argument, redact_assignments
 RECORD_DIR = ".hydra"
 
 
-def write_hydra_record(run_dir: Path, cfg: Mapping[str, Any]) -> list[Path]:
+def write_hydra_record(
+    run_dir: Path, cfg: Mapping[str, Any], hydra: Mapping[str, Any] | None = None
+) -> list[Path]:
     """Write the job's ``.hydra/`` files (redacted) when it runs under Hydra; returns the files written (none
-    outside a Hydra job, e.g. :func:`trustsim.api.run`)."""
+    outside a Hydra job, e.g. :func:`trustsim.api.run`). ``hydra``: the job's own ``hydra`` node, from a
+    launcher that runs many jobs at once in this process (``hydra/launcher=trustsim``: ``HydraConfig``, a
+    process-wide singleton, then holds the sweep's); default: ``HydraConfig``'s."""
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
-    if not HydraConfig.initialized():
-        return []
-    hydra_cfg = HydraConfig.get()
-    overrides = [redact_argument(str(o)) for o in hydra_cfg.overrides.task]
-    hydra_node = redact_hydra_node(OmegaConf.to_container(hydra_cfg, resolve=False, enum_to_str=True))
+    if hydra is None:
+        if not HydraConfig.initialized():
+            return []
+        hydra = OmegaConf.to_container(HydraConfig.get(), resolve=False, enum_to_str=True)  # type: ignore[assignment]
+    assert hydra is not None
+    overrides = [redact_argument(str(o)) for o in hydra["overrides"]["task"]]
+    hydra_node = redact_hydra_node(dict(hydra))
     folder = Path(run_dir) / RECORD_DIR
     folder.mkdir(parents=True, exist_ok=True)
     files = {

@@ -281,7 +281,7 @@ def _run_locked(
     logging.getLogger("MESA").setLevel(logging.WARNING)  # Mesa logs every step at INFO
     protect_run(cfg)  # the model's key variables are secrets wherever they would be written (logs too)
     quiet_log_files()  # a job log on a full disk says so once, not a traceback per record
-    write_hydra_record(run_dir, cfg)  # .hydra/ (under Hydra), from the redacted config
+    write_hydra_record(run_dir, cfg, runtime.hydra if runtime is not None else None)  # .hydra/, redacted
     try:
         valid = valid if valid is not None else validate_config(cfg, overrides)
     except ConfigError as exc:

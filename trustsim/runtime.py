@@ -65,6 +65,8 @@ class Runtime:
             thread (a job that calls none).
         interrupt: The sweep's :class:`Interrupt`.
         progress: ``progress(total, desc)``: the job's progress reporter (the sweep's progress counts it).
+        hydra: The job's own Hydra settings (its ``hydra`` node; Hydra's ``HydraConfig`` is a process-wide
+            singleton that holds the sweep's while jobs run at once), for the job's ``.hydra/`` record.
     """
 
     def __init__(
@@ -72,10 +74,12 @@ class Runtime:
         loop: asyncio.AbstractEventLoop | None,
         interrupt: Interrupt,
         progress: Callable[[int, str], Any],
+        hydra: dict[str, Any] | None = None,
     ) -> None:
         self.loop = loop
         self.interrupt = interrupt
         self.progress = progress
+        self.hydra = hydra
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` to completion from the job's thread; ``KeyboardInterrupt`` when the sweep is interrupted."""

@@ -9,9 +9,10 @@ while it is resolved. In this process ``HydraConfig`` keeps the sweep's config. 
 anything is written or sent (exit 2). Then the jobs run concurrently (:func:`trustsim.launch.run_jobs`) with
 everything they need passed explicitly (run directory, overrides, config).
 
-Each job gets what Hydra's own ``run_job`` gives it: its ``.hydra/`` record (``config.yaml``, resolved;
-``hydra.yaml``; ``overrides.yaml``), its log file (``<run dir>/<job name>.log``: the records its own threads
-and tasks log) and the ``on_job_start`` / ``on_job_end`` callbacks (called one at a time).
+Each job gets what Hydra's own ``run_job`` gives it: its ``.hydra/`` record (written by the job from its own
+redacted config and Hydra node: :mod:`trustsim.hydra_record`), its log file (``<run dir>/<job name>.log``:
+the records its own threads and tasks log) and the ``on_job_start`` / ``on_job_end`` callbacks (called one
+at a time).
 ``hydra.job.chdir=true`` cannot work with jobs running at once in one process: refused.
 """
 
@@ -28,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.utils import JobReturn, JobStatus, configure_log, env_override, setup_globals
 from hydra.errors import HydraException
@@ -164,7 +164,7 @@ def compose(loader: Any, master: DictConfig, number: int, overrides: list[str]) 
         number,
         task,
         run_dir,
-        OmegaConf.to_container(config.hydra, resolve=False),  # type: ignore[arg-type]
+        OmegaConf.to_container(config.hydra, resolve=False, enum_to_str=True),  # type: ignore[arg-type]
         str(config.hydra.job.name),
         _log_file(config),
     )
@@ -198,7 +198,8 @@ def _log_file(config: DictConfig) -> str | None:
 
 
 class _Record:
-    """What Hydra's ``run_job`` gives a job: its ``.hydra/`` files, its log file, its callbacks."""
+    """What Hydra's ``run_job`` gives a job: its Hydra node (for its ``.hydra/`` record), its log file, its
+    callbacks."""
 
     def __init__(self, composed: Composed, launcher: TrustsimLauncher) -> None:
         assert composed.cfg is not None
@@ -208,6 +209,7 @@ class _Record:
         self.job: SweepJob = sweep_job(
             composed.number, composed.overrides, Path(composed.run_dir), composed.cfg, self.start, self.end
         )
+        self.job.hydra = composed.hydra  # the job writes its .hydra/ record from it (trustsim.hydra_record)
 
     def config(self) -> DictConfig:
         """The job's config with its hydra node (for the callbacks; made once, when first asked for)."""
@@ -217,17 +219,7 @@ class _Record:
 
     def start(self) -> None:
         """In the job's thread, before it runs."""
-        c = self.composed
-        run_dir = Path(c.run_dir)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        subdir = c.hydra.get("output_subdir")
-        if subdir is not None:
-            folder = run_dir / str(subdir)
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "config.yaml").write_text(yaml.safe_dump(c.cfg, sort_keys=False), encoding="utf-8")
-            (folder / "hydra.yaml").write_text(OmegaConf.to_yaml({"hydra": c.hydra}), encoding="utf-8")
-            (folder / "overrides.yaml").write_text(OmegaConf.to_yaml(c.overrides), encoding="utf-8")
-        _JOB_LOG.set(c.log_file)
+        _JOB_LOG.set(self.composed.log_file)
         if self.launcher.hydra_context is not None and self.launcher.hydra_context.callbacks.callbacks:
             self.launcher.job_callbacks(
                 "on_job_start", config=self.config(), task_function=self.launcher.task_function

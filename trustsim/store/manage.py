@@ -20,7 +20,6 @@ from trustsim.llm.store import (
     StoreDamaged,
     check_integrity,
     check_store_header,
-    has_job_column,
     migrate,
     open_read_only,
     shard_files,
