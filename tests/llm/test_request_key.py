@@ -18,6 +18,7 @@ from omegaconf import OmegaConf
 from trustsim.llm import ChatRequest, keying
 from trustsim.llm.client import LLMClient
 from trustsim.llm.config import (
+    EndpointLimits,
     LLMConfig,
     LocalModelConfig,
     ModelConfig,
@@ -183,6 +184,8 @@ MODEL_CHANGES: dict[str, Any] = {
     "drop_params": False,
     "weak": True,
     "price": ModelPrice(input_per_mtok=1.0, output_per_mtok=2.0),
+    "limits": EndpointLimits(max_concurrency=2, requests_per_minute=60.0),
+    "prompt_cache": True,  # the cache_control marks are sent, not keyed
 }
 PURPOSE = {"purpose_params": "solve"}
 
@@ -206,6 +209,7 @@ LLM_CHANGES: dict[str, Any] = {
     "replay_only": True,
     "max_concurrency": 1,
     "requests_per_minute": 600.0,
+    "tokens_per_minute": 60000.0,
     "timeout_s": 30.0,
     "max_retries": 0,
     "backoff_base_s": 0.5,
@@ -241,8 +245,9 @@ def test_an_old_store_replays_api_answers_and_resends_embedded_ones(weights, tmp
     with sqlite3.connect(store) as conn:
         conn.execute("DELETE FROM meta WHERE name = 'key_version'")
         conn.execute(
-            "INSERT INTO responses VALUES (?, 'trustsim/tiny', NULL, 2, 'decision', ?, 'old answer', 1, 1, 0,"
-            " 0.1, 0, NULL)",
+            "INSERT INTO responses (key, model, api_base, sample, purpose, request, text, prompt_tokens,"
+            " completion_tokens, cost_usd, latency_s, created, job) VALUES (?, 'trustsim/tiny', NULL, 2,"
+            " 'decision', ?, 'old answer', 1, 1, 0, 0.1, 0, NULL)",
             (request_key(old_canonical), old_canonical),
         )
     with caplog.at_level(logging.WARNING, logger="trustsim.llm.store"):

@@ -90,21 +90,22 @@ class LLMClient:
 
     def messages(self, req: ChatRequest) -> list[dict[str, Any]]:
         """The messages sent for a request: with ``model.prompt_cache``, its stable prefix marked for the
-        provider's prompt cache (trustsim.llm.caching)."""
+        provider's prompt cache (trustsim.llm.caching). The marks change what is billed, not the answer: the
+        request key covers the unmarked messages, so turning caching on or off replays the store."""
         if self.model.prompt_cache and req.model in (self.model.name, self.model.litellm_model):
             return mark_stable_prefix(req.messages, req.stable_chars)
         return req.messages
 
     def canonical(self, req: ChatRequest) -> str:
-        """The canonical request: what is sent (its messages as :meth:`messages` marks them) and, for the
-        embedded model, how it computes the answer (the rule: :mod:`trustsim.llm.keying`)."""
+        """The canonical request: what is asked and, for the embedded model, how it computes the answer
+        (the rule: :mod:`trustsim.llm.keying`)."""
         return self._canonical(req, *self.route(req))
 
     def _canonical(
         self, req: ChatRequest, model_id: str, api_base: str | None, params: dict[str, Any]
     ) -> str:
         block = self._local_block() if model_id == self.model.litellm_model else None
-        return canonical_request(model_id, api_base, self.messages(req), params, req.sample, block)
+        return canonical_request(model_id, api_base, req.messages, params, req.sample, block)
 
     def key(self, req: ChatRequest) -> str:
         """The store key of a request (hash of the canonical request)."""

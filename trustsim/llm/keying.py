@@ -40,8 +40,18 @@ MODEL_SHAPES_REQUEST = (
     "strict_schema",
     "reasoning_max_chars",
 )
-# model settings that never change an answer: its table name, its key and headers, how it is priced
-MODEL_EXECUTION = ("name", "api_key_env", "headers_env", "drop_params", "weak", "price")
+# model settings that never change an answer: its table name, its key and headers, how it is priced, its
+# endpoint limits and the prompt-cache marks (sent, not keyed: they change what is billed)
+MODEL_EXECUTION = (
+    "name",
+    "api_key_env",
+    "headers_env",
+    "drop_params",
+    "weak",
+    "price",
+    "limits",
+    "prompt_cache",
+)
 
 _DIGESTS: dict[tuple[str, int, int], str] = {}
 _DIGESTS_LOCK = threading.Lock()
