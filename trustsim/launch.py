@@ -64,8 +64,9 @@ class SweepJob:
         run_dir: Its run directory.
         cfg: Its composed, resolved config (plain containers).
         valid: ``cfg`` validated.
-        before: Called in the job's thread before it runs (the plugin writes Hydra's record of the job).
+        before: Called in the job's thread before it runs (the plugin's ``on_job_start`` callbacks).
         after: Called in the job's thread with its exit code once it ran.
+        hydra: The job's own Hydra node, from which it writes its ``.hydra/`` record (None: no record).
     """
 
     number: int
@@ -75,6 +76,7 @@ class SweepJob:
     valid: Validated
     before: Callable[[], None] | None = None
     after: Callable[[int], None] | None = None
+    hydra: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -226,11 +228,13 @@ async def _run_all(jobs: list[SweepJob], slots: int, setting: Any) -> list[int |
         async with local.turn(job.local_settings), lane:
             units[i] = progress.job_units()
             runtime = Runtime(
-                loop if job.calls_models else None, interrupt, lambda total, _: units[i].start(total)
+                loop if job.calls_models else None,
+                interrupt,
+                lambda total, _: units[i].start(total),
+                job.hydra,
             )
-            context = (
-                contextvars.copy_context()
-            )  # a harness's context variables reach the job (trustsim.host)
+            # a harness's context variables reach the job (trustsim.host)
+            context = contextvars.copy_context()
             threads[i] = executor.submit(context.run, _run_one, job, runtime)
             finished(i, await _code(job, threads[i]))
 

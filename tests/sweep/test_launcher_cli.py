@@ -3,6 +3,7 @@ before anything runs, a kill -9 of the whole sweep resumed without re-sending a 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import signal
@@ -38,8 +39,11 @@ def trustsim(cwd: Path, *args: str, timeout: int = 300) -> subprocess.CompletedP
 
 
 def _rows(store: Path) -> int:
+    """Rows stored so far, read without creating the file (an empty file is refused as a damaged store)."""
+    if not store.exists():
+        return 0
     try:
-        with sqlite3.connect(store) as conn:
+        with contextlib.closing(sqlite3.connect(f"{store.as_uri()}?mode=ro", uri=True)) as conn:
             return conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
     except sqlite3.OperationalError:  # created, not yet migrated
         return 0
