@@ -373,7 +373,8 @@ def test_preview_prices_the_providers_prompt_caches(tmp_path: Path) -> None:
         price.cost(openai.prompt_tokens, openai.completion_tokens, openai.cached_tokens)
     )
     assert openai.cost_cached_estimate < openai.cost_estimate
-    assert any(line.startswith("  with prompt caching: $") for line in lines(openai))
+    expected = f"≈ ${openai.cost_cached_estimate:.2f} expected"
+    assert any(line.startswith(f"  with prompt caching: {expected}") for line in lines(openai))
     plain = estimate(api.compose("mid2strike", [*common, "model=claude-sonnet-4-6"]))
     assert plain.cached_tokens == 0 and plain.cost_cached_high == plain.cost_high
     marked = estimate(
