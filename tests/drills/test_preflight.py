@@ -147,20 +147,30 @@ def test_hydra_record_is_written_by_trustsim(drill) -> None:
 BYPASS = "import sys; sys.argv = ['trustsim', *sys.argv[1:]]; from trustsim.__main__ import _job; _job()"
 
 
-def test_past_the_preflight_nothing_written_holds_the_key(tmp_path) -> None:
+@pytest.mark.parametrize("launcher", ["trustsim", "basic"])
+def test_past_the_preflight_nothing_written_holds_the_key(tmp_path, launcher) -> None:
     """Defence in depth: Hydra's entry called without the preflight (as a library caller might), a sweep over a
-    model file that carries a key. Each job refuses it (exit 2, failed manifest), and neither ``multirun.yaml``
-    (the sweeper saves a redacted copy) nor a job's ``.hydra/`` (trustsim's record) nor any other file holds it."""
+    model file that carries a key. trustsim's launcher refuses the sweep before any job starts (exit 2, naming
+    each job and the key); under the basic launcher each job refuses it (exit 2, failed manifest). Neither
+    ``multirun.yaml`` (the sweeper saves a redacted copy) nor a job's ``.hydra/`` (trustsim's record) nor any
+    other file holds it."""
     conf = tmp_path / "conf"
     _model_file(conf, "leaky", params={"extra_headers": {"X-Trace": KEY}, "api_token": "cnryBypassTok9"})
     sweep = tmp_path / "sweep"
     args = ["-m", "--config-dir", str(conf), "agent=llm", "game.games=1", "model=leaky", "seed=1,2",
-            f"llm.store_path={tmp_path / 's.sqlite'}", f"hydra.sweep.dir={sweep}"]  # fmt: skip
+            f"llm.store_path={tmp_path / 's.sqlite'}", f"hydra.sweep.dir={sweep}",
+            f"hydra/launcher={launcher}"]  # fmt: skip
     done = subprocess.run([sys.executable, "-c", BYPASS, *args], cwd=tmp_path, env=cli_env(), capture_output=True,
                           text=True, timeout=300)  # fmt: skip
     assert TRACEBACK not in done.stderr, done.stderr[-3000:]
     jobs = sorted(p for p in sweep.iterdir() if p.is_dir())
-    assert len(jobs) == 2 and (sweep / "multirun.yaml").is_file()
+    assert (sweep / "multirun.yaml").is_file()
+    if launcher == "trustsim":
+        assert done.returncode == 2 and not jobs
+        assert done.stderr.count("config error at 'model.params") == 2, done.stderr[-3000:]
+        assert KEY not in done.stderr and "cnryBypassTok9" not in done.stderr
+    else:
+        assert len(jobs) == 2
     for job in jobs:
         m = manifest(job)
         assert m["status"] == "failed" and "model.params" in m["failure"]["reason"]

@@ -255,6 +255,10 @@ def _prune_file(
         conn.close()
 
 
+# What a store written before a column existed holds in it: no job (NULL), no cached tokens (0).
+_MISSING = {"cached_tokens": "0", "cache_write_tokens": "0"}
+
+
 def merge(sources: list[str | Path], out: str | Path) -> dict[str, Any]:
     """Copy every response of ``sources`` (store files and shard directories) into the store ``out``,
     de-duplicated by request key: a key already in ``out`` (or in an earlier source; directories are read
@@ -293,7 +297,7 @@ def merge(sources: list[str | Path], out: str | Path) -> dict[str, Any]:
             src.close()
             conn.execute("ATTACH DATABASE ? AS src", (f"{f.resolve().as_uri()}?mode=ro",))
             try:  # a column an older source lacks: NULL (no job) or 0 (no cache tokens)
-                select = ", ".join(c if c in present else ("NULL" if c == "job" else "0") for c in COLUMNS)
+                select = ", ".join(c if c in present else _MISSING.get(c, "NULL") for c in COLUMNS)
                 conn.execute("BEGIN IMMEDIATE")
                 read = int(conn.execute("SELECT COUNT(*) FROM src.responses").fetchone()[0])
                 conflicts = int(
@@ -325,7 +329,7 @@ def merge(sources: list[str | Path], out: str | Path) -> dict[str, Any]:
 # -- recover -----------------------------------------------------------------------------------------------
 _TYPES: tuple[tuple[type, ...], ...] = (
     (str,), (str,), (str, type(None)), (int,), (str,), (str,), (str,), (int,), (int,), (int, float), (int, float),
-    (int, float), (str, type(None)),
+    (int, float), (str, type(None)), (int,), (int,),
 )  # fmt: skip  # one per column of COLUMNS
 
 
@@ -396,7 +400,7 @@ def _columns(conn: sqlite3.Connection) -> str:
         raise StoreCommandError(f"nothing to recover: the store's schema cannot be read ({exc})") from None
     if "key" not in have:
         raise StoreCommandError("nothing to recover: the file holds no responses table")
-    return ", ".join(c if c in have else "NULL" for c in COLUMNS)
+    return ", ".join(c if c in have else _MISSING.get(c, "NULL") for c in COLUMNS)
 
 
 def _readable_rows(conn: sqlite3.Connection) -> tuple[dict[int, tuple[Any, ...]], int]:
