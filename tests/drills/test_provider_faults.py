@@ -106,7 +106,15 @@ def test_hang_and_5_mb_answer_are_survived(run_job_dir, tmp_path) -> None:
     with FakeServer(reply=varied_reply) as server:
         server.script("hang", "big")
         code, run_dir = run_job_dir(
-            llm_overrides(server.api_base, tmp_path / "s.sqlite", "game.games=1", "llm.timeout_s=1"), "run"
+            llm_overrides(
+                server.api_base,
+                tmp_path / "s.sqlite",
+                "game.games=1",
+                "llm.timeout_s=1",
+                "game.own_answer=exact",  # the scripted faults hit decisions (the subject), not own answers
+                "game.verifier=exact",
+            ),
+            "run",
         )
     m = manifest(run_dir)
     assert code == 0 and m["status"] == "complete" and m["llm"]["retries"] == 1

@@ -75,4 +75,8 @@ def mockllm_log(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """Two mid2strike games with Inspect's ``mockllm/model`` (its answers are not decisions: every one is
     recorded as invalid, as trustsim records any unparseable answer)."""
     logs = tmp_path_factory.mktemp("inspect_mockllm")
-    return eval_task("escape_room", logs, task_args={"overrides": ["game.games=2"]})
+    return eval_task(
+        "escape_room",
+        logs,
+        task_args={"overrides": ["game.games=2", "game.own_answer=exact", "game.verifier=exact"]},
+    )

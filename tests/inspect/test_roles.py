@@ -23,7 +23,7 @@ def test_escape_room_seat_c_plays_its_own_model(tmp_path, monkeypatch):
         main, other = inspect_service(monkeypatch, "one", one), inspect_service(monkeypatch, "two", two)
         proc = subprocess.run(
             [INSPECT, "eval", "trustsim/escape_room", "--model", main, "--model-role", f"seat_c={other}",
-             "-T", "overrides=[game.games=2, game.max_rounds=2]", "--log-dir", str(tmp_path), "--display", "none"],
+             "-T", "overrides=[game.games=2, game.max_rounds=2, game.own_answer=exact, game.verifier=exact]", "--log-dir", str(tmp_path), "--display", "none"],
             cwd=REPO, capture_output=True, text=True, timeout=600, env=dict(os.environ),
         )  # fmt: skip
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

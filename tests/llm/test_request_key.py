@@ -303,6 +303,8 @@ def test_settings_that_shape_the_request_send_when_changed(run_job_dir, tmp_path
             f"llm.store_path={tmp_path / 'store.sqlite'}",
             "game.games=1",
             "game.max_rounds=1",
+            "game.own_answer=exact",  # decisions only: every request of the job is shaped by these settings
+            "game.verifier=exact",
         ]
         assert run_job_dir(base, "base")[0] == 0
         sent = len(server.requests)

@@ -69,6 +69,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 f"model.api_key_env={KEY_ENV}",
                 f"llm.store_path={root / 'store.sqlite'}",
                 "game.games=5",
+                "game.own_answer=exact",  # the model's decisions are the subject (the study presets would
+                "game.verifier=exact",  # also ask it to solve and verify)
             ],
             runs / "escape_llm",
         )
