@@ -31,6 +31,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from trustsim import api
+from trustsim.llm.caching import common_prefix
 from trustsim.llm.fake_server import FakeServer
 
 KEY_ENV = "TRUSTSIM_BENCH_KEY"
@@ -49,17 +50,6 @@ def reply(payload: dict) -> str:
 def prompt_text(messages: list[dict]) -> str:
     """A request's prompt as one text, in the order a provider reads it."""
     return "".join(f"\x00{m.get('role')}\x00{m.get('content')}" for m in messages)
-
-
-def common_prefix(a: str, b: str) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def cacheable_tokens(shared_tokens: float) -> int:
