@@ -49,6 +49,15 @@ def _rows(store: Path) -> int:
         return 0
 
 
+def _sweep_with_rows_stored(tmp_path: Path, args: list[str], store: Path, rows: int, **popen: object):
+    """Start the sweep in its own process and return it once ``rows`` answers are stored (or after 120 s)."""
+    proc = subprocess.Popen([sys.executable, "-m", "trustsim", *args], cwd=tmp_path, env=_env(), **popen)
+    deadline = time.time() + 120
+    while time.time() < deadline and _rows(store) < rows:
+        time.sleep(0.05)
+    return proc
+
+
 def test_an_invalid_job_fails_the_sweep_before_anything_runs(tmp_path):
     proc = trustsim(
         tmp_path,
@@ -77,16 +86,9 @@ def test_a_killed_sweep_resumes_without_resending_a_stored_request(tmp_path):
             *llm_overrides(srv, store, "runs=2", "game.games=3"),
             "hydra.sweep.dir=sw",
         ]
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "trustsim", *args],
-            cwd=tmp_path,
-            env=_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+        proc = _sweep_with_rows_stored(
+            tmp_path, args, store, 20, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        deadline = time.time() + 120
-        while time.time() < deadline and _rows(store) < 20:
-            time.sleep(0.05)
         os.kill(proc.pid, signal.SIGKILL)  # the whole sweep: one process
         proc.wait(10)
         stored, sent = _rows(store), len(srv.requests)
@@ -110,17 +112,9 @@ def test_ctrl_c_stops_every_running_job_each_saying_so(tmp_path):
             *llm_overrides(srv, store, "game.games=11"),
             "hydra.sweep.dir=sw",
         ]
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "trustsim", *args],
-            cwd=tmp_path,
-            env=_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        proc = _sweep_with_rows_stored(
+            tmp_path, args, store, 6, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        deadline = time.time() + 120
-        while time.time() < deadline and _rows(store) < 6:
-            time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1, err[-3000:]
