@@ -208,9 +208,10 @@ def test_a_missing_store_or_entry_is_said_plainly(corpus: Path, tmp_path: Path) 
     # a store that lacks one entry (pruned): that decision says so, the others show theirs
     pruned = tmp_path / "pruned.sqlite"
     shutil.copyfile(corpus.parent / "store.sqlite", pruned)
+    # the store also holds the trust-game run's requests: prune one this run's decisions asked for
+    gone = min(_requests_asked(moved))
     with sqlite3.connect(pruned) as conn:
-        (gone,) = conn.execute("SELECT key FROM responses ORDER BY key LIMIT 1").fetchone()
-        conn.execute("DELETE FROM responses WHERE key = ?", (gone,))
+        assert conn.execute("DELETE FROM responses WHERE key = ?", (gone,)).rowcount == 1
     build_site([moved], tmp_path / "pruned_site", store=pruned)
     key = _only_key(tmp_path / "pruned_site")
     run = read_data(tmp_path / "pruned_site", f"r/{key}/run.js")
@@ -218,6 +219,12 @@ def test_a_missing_store_or_entry_is_said_plainly(corpus: Path, tmp_path: Path) 
     units = (tmp_path / "pruned_site" / "data" / "r" / key / "q").glob("*.js")
     entries = {k: v for u in units for k, v in _requests(tmp_path / "pruned_site", key, u.stem).items()}
     assert entries[gone] is None and all(v is not None for k, v in entries.items() if k != gone)
+
+
+def _requests_asked(run: Path) -> set[str]:
+    """The request keys a run's events name."""
+    events = (json.loads(line) for line in (run / "events.jsonl").read_text().splitlines() if line)
+    return {e["request"] for e in events if e.get("request")}
 
 
 def _only_key(site: Path) -> str:
