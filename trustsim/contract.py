@@ -66,6 +66,7 @@ from trustsim.errors import ConfigError
 from trustsim.schema import did_you_mean, instantiate
 
 if TYPE_CHECKING:
+    from trustsim.config import Validated
     from trustsim.job import JobContext
     from trustsim.rundir.schema import EventUnit
 
@@ -111,7 +112,8 @@ class GameLength:
 @dataclass(frozen=True)
 class PlayUnit:
     """A game's unit of play (an escape-room game, an arena match): how the run directory brackets it with
-    events and how ``python -m trustsim.status`` counts it.
+    events and how ``python -m trustsim.status`` counts it. The job records it in the manifest at start
+    (:meth:`record`), so reading a run directory needs no game registry.
 
     Attributes:
         events: The :class:`~trustsim.rundir.schema.EventUnit`: the start and end event types and how events and
@@ -120,20 +122,28 @@ class PlayUnit:
             units whose events are intact.
         counted: The manifest ``counts`` key that counts units done (e.g. ``"games"``); status shows it as the
             unit's name (``3/11 games``).
-        per_run: Optional ``per_run(config, event) -> int | None``: the units one run (replicate session) of
-            this config plans; ``event`` is the first ``reads`` event of ``events.jsonl`` (``{}`` when there
-            is none yet). None (or no function): unknown until the job is complete.
-        per_end: Optional ``per_end(config) -> int | None``: the ``counted`` units one end event completes
-            (default 1; e.g. a trust-game session ends once for all its pairs).
-        reads: An event type whose first occurrence ``per_run`` needs (e.g. reliance's ``library``); empty:
-            none.
+        per_run: Optional ``per_run(valid) -> int | None``: the units one run (replicate session) of a
+            validated config (:class:`trustsim.config.Validated`) plans. None (or no function): unknown until
+            the job is complete.
+        per_end: Optional ``per_end(valid) -> int``: the ``counted`` units one end event completes (default 1;
+            e.g. a trust-game session ends once for all its pairs).
     """
 
     events: EventUnit
     counted: str
-    per_run: Callable[[dict[str, Any], dict[str, Any]], int | None] | None = None
-    per_end: Callable[[dict[str, Any]], int | None] | None = None
-    reads: str = ""
+    per_run: Callable[[Validated], int | None] | None = None
+    per_end: Callable[[Validated], int] | None = None
+
+    def record(self, valid: Validated) -> dict[str, Any]:
+        """The unit as ``manifest.json`` records it (``unit``): the event bracket, ``counted``, ``per_end``
+        and ``planned`` (runs x ``per_run``; None when unknown at start)."""
+        per = self.per_run(valid) if self.per_run is not None else None
+        return {
+            **self.events.to_dict(),
+            "counted": self.counted,
+            "per_end": self.per_end(valid) if self.per_end is not None else 1,
+            "planned": None if per is None else valid.root.runs * per,
+        }
 
 
 @dataclass(frozen=True)
@@ -233,17 +243,6 @@ class GameSpec:
         """Column names of one of the game's tables."""
         schema = self.tables[name]
         return tuple(getattr(schema, "columns", schema))
-
-
-def plan_int(config: Mapping[str, Any], path: str) -> int | None:
-    """The int at dotted ``path`` of a config read back from a manifest (which may be damaged): None when a
-    level is missing or not a mapping, or the value is not an int (booleans are not counted as ints)."""
-    value: Any = config
-    for key in path.split("."):
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 _GAMES: dict[str, GameSpec] = {}

@@ -197,7 +197,7 @@ def job_manifest(run_dir: Path, valid: Validated, identity: Identity) -> Manifes
         run_dir,
         run_id=identity.run_id,
         game=valid.game.name,
-        unit=unit.events.to_dict() if unit is not None else None,  # the reader's damage rule needs no game
+        unit=unit.record(valid) if unit is not None else None,  # reader and status need no game registry
         experiment=cfg.get("name"),
         seed=cfg.get("seed"),
         runs=cfg.get("runs"),

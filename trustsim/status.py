@@ -5,6 +5,11 @@ One row per run directory (found by ``manifest.json``): status (``complete``, ``
 this host), units of play done against planned, LLM calls sent and served from the store, tokens, cost and
 wall time; totals per sweep (a directory holding ``jobs.csv`` or Hydra's ``multirun.yaml``) and overall.
 
+Everything comes from ``manifest.json`` and ``events.jsonl``; no game package is imported. The job records its
+unit of play in the manifest at start (``unit``: the end event, the ``counted`` name, ``per_end`` and the
+``planned`` units). A run directory written before the manifest carried ``counted`` is shown without a plan:
+its units are its end events, named by the unit's label (``3/? game``); one without ``unit`` shows no units.
+
 Exit codes: 0, or 1 when any job failed; 2 when a path is missing or holds no run directory.
 """
 
@@ -22,8 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from trustsim.contract import PlayUnit, games
-from trustsim.rundir import EVENTS, LOCK, RunDirError, find_run_dirs, read_manifest
+from trustsim.rundir import EVENTS, LOCK, EventUnit, RunDirError, find_run_dirs, read_manifest
 from trustsim.rundir.lock import describe_holder, pid_alive
 
 SWEEP_MARKERS = ("jobs.csv", "multirun.yaml")
@@ -90,62 +94,57 @@ def liveness(run_dir: Path, host: str | None = None) -> tuple[bool, str]:
     return True, ""
 
 
-def play_unit(game: str) -> PlayUnit | None:
-    """The registered game's unit of play (``GameSpec.unit``); None for an unknown game or one without."""
-    spec = games().get(game)
-    return None if spec is None else spec.unit
+@dataclass(frozen=True)
+class RecordedUnit:
+    """A job's unit of play as its manifest records it (``unit``, written by the job at start)."""
+
+    counted: str  # the manifest ``counts`` key, shown as the unit's name
+    end: str  # the event type that ends one unit
+    per_end: int  # counted units one end event completes
+    planned: int | None  # None: unknown at start (or not recorded)
 
 
-def _scan_events(run_dir: Path, end: str, reads: str = "") -> tuple[int, dict[str, Any]]:
-    """Units ended so far (``end`` events) and the first ``reads`` event (e.g. reliance's ``library``), from
-    ``events.jsonl``."""
-    ended, first = 0, {}
+def recorded_unit(manifest: dict[str, Any]) -> RecordedUnit | None:
+    """The unit of play the manifest records; None when it records none (a game without units, an old or
+    damaged manifest). A manifest written before ``counted`` was recorded gives the unit's label, one unit
+    per end event and no plan."""
+    events = EventUnit.from_manifest(manifest)
+    if events is None:
+        return None
+    data = manifest["unit"]
+    counted = data.get("counted")
+    if not isinstance(counted, str) or not counted:
+        return RecordedUnit(events.label, events.end, 1, None)
+    per_end = _int(data.get("per_end"))
+    return RecordedUnit(counted, events.end, 1 if per_end is None else per_end, _int(data.get("planned")))
+
+
+def _count_ends(run_dir: Path, end: str) -> int:
+    """Units ended so far: the ``end`` events of ``events.jsonl``."""
+    ended = 0
     needle = f'"type":"{end}"'.encode()
-    marker = f'"type":"{reads}"'.encode() if reads else None
     try:
         with (run_dir / EVENTS).open("rb") as f:
             for line in f:
-                if needle in line or (marker is not None and marker in line and not first):
+                if needle in line:
                     try:
                         event = json.loads(line)
                     except ValueError:
                         continue  # a line being written, or damage: not a finished unit
-                    if isinstance(event, dict) and event.get("type") == end:
-                        ended += 1
-                    elif isinstance(event, dict) and reads and event.get("type") == reads:
-                        first = event
+                    ended += isinstance(event, dict) and event.get("type") == end
     except OSError:
         pass
-    return ended, first
+    return ended
 
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _config(manifest: dict[str, Any]) -> dict[str, Any]:
-    config = manifest.get("config")
-    return config if isinstance(config, dict) else {}
-
-
 def _game_of(manifest: dict[str, Any]) -> str:
-    game = _config(manifest).get("game")
+    config = manifest.get("config")
+    game = config.get("game") if isinstance(config, dict) else None
     return str(manifest.get("game") or (game.get("type") if isinstance(game, dict) else None) or "")
-
-
-def planned_units(manifest: dict[str, Any], event: dict[str, Any] | None = None) -> int | None:
-    """Units of play the job's config plans, or None when the manifest alone cannot say: runs × the game's
-    ``PlayUnit.per_run`` (given the first ``PlayUnit.reads`` event, when the game reads one).
-
-    E.g. escape room: runs × games; arena: runs in match mode (a tournament's pairings are known only once it
-    is complete); trust game: runs × pairs; reliance: runs × the items of its ``library`` event.
-    """
-    runs = _int(manifest.get("runs"))  # absent when the job stopped before it started (a config error)
-    unit = play_unit(_game_of(manifest))
-    if runs is None or unit is None or unit.per_run is None:
-        return None
-    per = _int(unit.per_run(_config(manifest), event or {}))
-    return None if per is None else runs * per
 
 
 def _elapsed(started: Any, until: float) -> float | None:
@@ -166,24 +165,19 @@ def job_status(run_dir: Path, sweep: Path | None = None, host: str | None = None
     status = str(manifest.get("status") or "unknown")
     failure = manifest.get("failure")
     reason = str(failure.get("reason") or "") if isinstance(failure, dict) else str(failure or "")
-    play = play_unit(game)
-    unit, end = (play.counted, play.events.end) if play is not None else ("", "")
+    play = recorded_unit(manifest)
     timings = manifest.get("timings") if isinstance(manifest.get("timings"), dict) else {}
     counts = manifest.get("counts") if isinstance(manifest.get("counts"), dict) else {}
     job = JobStatus(str(run_dir), where, str(manifest.get("run_id") or run_dir.name), game, status, reason)
-    job.unit = unit
-    first: dict[str, Any] = {}
-    if status in ("complete", "failed") and unit in counts:
-        job.done = _int(counts.get(unit)) or 0
-        if play is not None and play.reads and status == "failed":
-            _, first = _scan_events(run_dir, end, play.reads)
-    elif play is not None:
-        ended, first = _scan_events(run_dir, end, play.reads)
-        per_end = 1 if play.per_end is None else _int(play.per_end(_config(manifest))) or 0
-        job.done = ended * per_end
-    job.planned = planned_units(manifest, first)
-    if status == "complete" and job.planned is None and unit:
-        job.planned = job.done  # a complete job played everything it planned
+    if play is not None:
+        job.unit = play.counted
+        if status in ("complete", "failed") and play.counted in counts:
+            job.done = _int(counts.get(play.counted)) or 0
+        else:
+            job.done = _count_ends(run_dir, play.end) * play.per_end
+        job.planned = play.planned
+        if status == "complete" and job.planned is None:
+            job.planned = job.done  # a complete job played everything it planned
     llm = manifest.get("llm")
     if status in ("complete", "failed") and isinstance(llm, dict):
         job.llm = {k: llm.get(k, 0) for k in LLM_KEYS}

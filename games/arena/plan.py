@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from games.arena.options import arena_options
 from trustsim.contract import PlayUnit, agents_for
 from trustsim.rundir.schema import EventUnit
 
@@ -27,11 +28,9 @@ def count_decisions(valid: Any) -> tuple[str, int, bool]:
     return f"runs={runs} x {matches} matches x {rounds} rounds{cap}", decisions, unknown
 
 
-def matches_per_run(config: dict[str, Any], event: dict[str, Any]) -> int | None:
-    """One match per run in match mode; a tournament's pairings depend on the field's rules (None: known
-    only once the job is complete)."""
-    game = config.get("game")
-    return 1 if (game if isinstance(game, dict) else {}).get("mode", "match") == "match" else None
+def matches_per_run(valid: Any) -> int:
+    """Matches one run of a validated config plays: one in match mode, a tournament's round robin."""
+    return len(arena_options(valid.options, valid.agent, valid.agent_params).pairings())
 
 
 UNIT = PlayUnit(

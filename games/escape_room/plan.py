@@ -6,20 +6,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from trustsim.contract import GameLength, PlayUnit, plan_int
+from trustsim.contract import GameLength, PlayUnit
 from trustsim.rundir.schema import EventUnit
 
 SEATS_UNDER_TEST = 3  # seats A, B, C; D is the scripted partner
 DEFAULT_MAX_ROUNDS = 4
 
 
-def count_decisions(valid: Any) -> tuple[str, int, bool]:
-    """(units, decisions of the seats under test, upper bound) of a validated config: every game played to
-    its last round."""
+def games_per_run(valid: Any) -> int:
+    """Games one replicate session of a validated config plays: ``game.games``, else the schedule's length."""
     from games.escape_room.schedules import resolve_schedule
 
     schedule = valid.groups["schedule"]
-    _, games = resolve_schedule(schedule.name, schedule.pattern, valid.options.games)
+    return resolve_schedule(schedule.name, schedule.pattern, valid.options.games)[1]
+
+
+def count_decisions(valid: Any) -> tuple[str, int, bool]:
+    """(units, decisions of the seats under test, upper bound) of a validated config: every game played to
+    its last round."""
+    games = games_per_run(valid)
     rounds = valid.options.max_rounds or DEFAULT_MAX_ROUNDS
     runs = valid.root.runs
     return f"runs={runs} x {games} games (<= {rounds} rounds)", runs * games * rounds * SEATS_UNDER_TEST, True
@@ -58,16 +63,6 @@ LENGTH = GameLength(
     skipped_by_shortest_play=_skipped_by_shortest_play,
     upper_play=_upper_play,
 )
-
-
-def games_per_run(config: dict[str, Any], event: dict[str, Any]) -> int | None:
-    """Games one replicate session plays: ``game.games``, else the schedule pattern's length."""
-    per = plan_int(config, "game.games")
-    schedule = config.get("schedule")
-    pattern = schedule.get("pattern") if isinstance(schedule, dict) else None
-    if per is None and isinstance(pattern, (str, list)) and pattern:
-        per = len(pattern)
-    return per
 
 
 UNIT = PlayUnit(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trustsim.contract import GameLength, PlayUnit, plan_int
+from trustsim.contract import GameLength, PlayUnit
 from trustsim.rundir.schema import EventUnit
 
 
@@ -31,9 +31,10 @@ LENGTH = GameLength(
 )
 
 
-def pairs_per_session(config: dict[str, Any], event: dict[str, Any] | None = None) -> int | None:
-    """Pairs one session plays (``game.pairs``); a session ends with one ``session_end`` event for all."""
-    return plan_int(config, "game.pairs")
+def pairs_per_session(valid: Any) -> int:
+    """Pairs one session of a validated config plays (``game.pairs``); a session ends with one ``session_end``
+    event for all."""
+    return valid.options.pairs
 
 
 UNIT = PlayUnit(

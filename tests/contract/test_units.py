@@ -13,6 +13,7 @@ import json
 import re
 import string
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -58,8 +59,7 @@ def test_every_game_declares_its_unit_of_play(game):
         assert _fields(template), f"{game}: table key template {template!r} names no column"
     assert unit.per_run is None or callable(unit.per_run)
     assert unit.per_end is None or callable(unit.per_end)
-    assert isinstance(unit.reads, str)
-    # the manifest records the unit (the reader's damage rule needs no game registry)
+    # the manifest records the unit (the reader's damage rule and status need no game registry)
     assert EventUnit.from_manifest({"unit": json.loads(json.dumps(events.to_dict()))}) == events
 
 
@@ -79,7 +79,8 @@ def test_the_unit_of_play_matches_what_the_game_writes(game, runs):
     assert starts and len(starts) == len(ends), f"{game}: {len(starts)} start vs {len(ends)} end events"
     keys = {unit.events.event_key.format(**{k: e[k] for k in unit.events.key}) for e in starts}
     assert keys == {unit.events.event_key.format(**{k: e[k] for k in unit.events.key}) for e in ends}
-    per_end = 1 if unit.per_end is None else unit.per_end(manifest["config"])
+    assert manifest["unit"]["counted"] == unit.counted
+    per_end = manifest["unit"]["per_end"]
     assert len(ends) * per_end == counted, f"{game}: end events x per_end != counts[{unit.counted!r}]"
     checked = 0
     for table in spec.tables:
@@ -92,9 +93,8 @@ def test_the_unit_of_play_matches_what_the_game_writes(game, runs):
         assert row_keys <= keys, f"{game}: rows of {table}.csv name units the events lack: {row_keys - keys}"
         checked += bool(rows)
     assert checked or not unit.events.table_keys, f"{game}: no table row was checked against the events"
-    first = next((e for e in events if unit.reads and e["type"] == unit.reads), {})
-    planned = status.planned_units(manifest, first)
-    assert planned in (None, counted)
+    planned = manifest["unit"]["planned"]
+    assert planned == counted, f"{game}: the plan recorded at start != what the job played"
     job = status.job_status(run_dir)
     assert (job.unit, job.done, job.planned) == (unit.counted, counted, counted)
     # while running (the same directory read as a job in progress), done counts the end events
@@ -210,12 +210,12 @@ def probe_game():
 
     @dataclass(frozen=True)
     class ProbeOptions:
-        rounds: int = 1
+        heats: int = 3
 
     unit = PlayUnit(
         EventUnit("heat_start", "heat_end", ("heat",), "heat", "h{heat}", {"*": "h{heat}"}),
         counted="heats",
-        per_run=lambda config, event: config["game"]["heats"],
+        per_run=lambda valid: valid.options.heats,
     )
 
     def texts(folder: Path):
@@ -252,13 +252,12 @@ def test_a_new_game_brings_its_unit_without_touching_the_core(probe_game, tmp_pa
         "heat_end",
     ]
     rec.close()
+    valid = SimpleNamespace(root=SimpleNamespace(runs=2), options=probe_game.options())  # the job's plan
     manifest = {
         "run_id": "p",
         "game": "unit_probe",
-        "unit": probe_game.unit.events.to_dict(),
+        "unit": probe_game.unit.record(valid),
         "status": "running",
-        "runs": 2,
-        "config": {"game": {"heats": 3}},
     }
     (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     job = status.job_status(tmp_path)  # no lock file: shown stale, counted from the events

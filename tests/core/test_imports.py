@@ -144,7 +144,7 @@ READER = textwrap.dedent(
     """
     import json, sys, warnings
     from pathlib import Path
-    from trustsim import api
+    from trustsim import api, status
     from trustsim.rundir import DataWarning, discover_runs, iter_events, read_tables, scan_events
     root = Path(sys.argv[1])
     found = discover_runs([root], include_incomplete=True)
@@ -158,8 +158,10 @@ READER = textwrap.dedent(
             for table in sorted(p.name for p in run.path.glob("*.csv")):
                 read_tables([run], table, full=True)
         units[run.game] = any("whose events are intact" in str(w.message) for w in caught)
+    jobs = {j.game: [j.unit, j.done, j.planned] for j in status.collect([root])}
+    status.render(list(status.collect([root])))
     loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("games", "agents"))
-    print(json.dumps({"units": units, "loaded": loaded}))
+    print(json.dumps({"units": units, "status": jobs, "loaded": loaded}))
     """
 )
 
@@ -183,7 +185,7 @@ def damaged_runs(tmp_path_factory) -> Path:
 
 def test_reading_a_run_directory_imports_no_game_or_agent(damaged_runs: Path):
     """Reading every game's run directory, damaged events included, imports no game or agent package: the
-    damage rule takes each game's unit of play from the manifest."""
+    damage rule and ``trustsim.status`` take each game's unit of play (and its plan) from the manifest."""
     from trustsim.contract import games
 
     proc = subprocess.run(
@@ -194,3 +196,11 @@ def test_reading_a_run_directory_imports_no_game_or_agent(damaged_runs: Path):
     assert result["loaded"] == []
     with_units = {name for name, spec in games().items() if spec.unit is not None}
     assert {g for g, used in result["units"].items() if used} == with_units
+    for name in with_units:
+        unit, done, planned = result["status"][name]
+        assert unit == games()[name].unit.counted and done == planned and done > 0, (
+            name,
+            unit,
+            done,
+            planned,
+        )

@@ -17,6 +17,15 @@ from trustsim.rundir import LOCK
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(REPO)}
+MATCH_UNIT_EVENTS = {
+    "start": "match_start", "end": "match_end", "key": ["match"], "label": "match", "event_key": "{match}",
+    "table_keys": {},
+}  # fmt: skip
+MATCH_UNIT = {**MATCH_UNIT_EVENTS, "counted": "matches", "per_end": 1, "planned": None}
+SESSION_UNIT_EVENTS = {
+    "start": "session_start", "end": "session_end", "key": ["session"], "label": "session",
+    "event_key": "s{session}", "table_keys": {},
+}  # fmt: skip
 
 
 def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
@@ -62,8 +71,14 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("status")
     sweep_dir = root / "sweep"
     proc = cli(
-        "trustsim", "-m", "+experiment=mid2strike", "agent=bayes", "game.games=3,0", "progress=false",
-        f"hydra.sweep.dir={sweep_dir}", "hydra/launcher=basic",
+        "trustsim",
+        "-m",
+        "+experiment=mid2strike",
+        "agent=bayes",
+        "game.games=3,0",
+        "progress=false",
+        f"hydra.sweep.dir={sweep_dir}",
+        "hydra/launcher=basic",
     )  # fmt: skip  (the basic launcher runs the valid job; trustsim's refuses the whole sweep first)
     assert proc.returncode == 1, proc.stderr  # the failed job makes the sweep exit 1
     assert (sweep_dir / "jobs.csv").is_file()
@@ -128,7 +143,7 @@ def test_table_totals_and_exit_code(sweep: Path) -> None:
         if line.startswith("sweep/0")
     }
     assert rows["000"][1:4] == ["escape_room", "complete", "3/3"]
-    assert rows["001"][2:4] == ["failed", "0/?"]  # a config error: no runs recorded, the plan is unknown
+    assert rows["001"][2:4] == ["failed", "-"]  # a config error: the job never started, it has no units
     assert rows["002"][2:4] == ["stale", "2/3"] and rows["003"][2:4] == ["running", "1/3"]
     assert rows["003"][5:9] == ["-", "-", "-", "-"]  # LLM figures not recorded until the job ends
     assert rows["004"][2] == "damaged"
@@ -137,7 +152,7 @@ def test_table_totals_and_exit_code(sweep: Path) -> None:
     assert len(totals) == 2
     for line in totals:
         assert "5 job(s) (1 complete, 1 damaged, 1 failed, 1 running, 1 stale)" in line
-        assert "6/? games" in line  # the failed job's plan is unknown, so the total's is too
+        assert "6/9 games" in line  # the failed job planned nothing
 
 
 def test_json_output(sweep: Path) -> None:
@@ -154,7 +169,7 @@ def test_llm_totals_sum_over_jobs(tmp_path: Path) -> None:
         job = tmp_path / f"run{i}"
         job.mkdir()
         manifest = {
-            "run_id": f"r{i}", "game": "arena", "status": "complete", "runs": 2,
+            "run_id": f"r{i}", "game": "arena", "status": "complete", "runs": 2, "unit": MATCH_UNIT,
             "config": {"game": {"type": "arena", "mode": "tournament"}},
             "counts": {"matches": 6}, "timings": {"wall_s": 30.0},
             "llm": {"calls_sent": sent, "cache_hits": cached, "prompt_tokens": 100 * (i + 1),
@@ -190,27 +205,62 @@ def test_watch_refreshes_until_interrupted(sweep: Path, monkeypatch: pytest.Monk
 
 
 @pytest.mark.parametrize(
-    ("game", "config", "library", "planned"),
+    ("overrides", "planned"),
     [
-        ("escape_room", {"game": {"games": 4}, "schedule": {"pattern": "TTFFT"}}, None, 8),
-        ("escape_room", {"game": {"games": None}, "schedule": {"pattern": "TTFFT"}}, None, 10),
-        ("escape_room", {"game": {"games": True}, "schedule": {}}, None, None),  # a bool is no count
-        ("arena", {"game": {"mode": "match"}}, None, 2),
-        ("arena", {"game": {}}, None, 2),
-        ("arena", {"game": {"mode": "tournament"}}, None, None),  # known only once complete
-        ("trust_game", {"game": {"pairs": 5}}, None, 10),
-        ("trust_game", {"game": {"pairs": "5"}}, None, None),  # a damaged manifest
-        ("reliance", {"game": {}}, {"type": "library", "items": 7}, 14),
-        ("reliance", {"game": {}}, None, None),  # no library event yet
-        ("no_such_game", {"game": {"games": 4}}, None, None),
+        (["+experiment=mid2strike", "agent=bayes", "game.games=4"], 8),
+        (["+experiment=mid2strike", "agent=bayes", "schedule.pattern=TTFFT"], 10),  # the pattern's length
+        (["+experiment=ipd", "agent=ipd_tit_for_tat"], 2),
+        (
+            [
+                "+experiment=ipd",
+                "agent=ipd_tit_for_tat",
+                "game.mode=tournament",
+                "game.self_play=false",
+                "game.players=[ipd_always_defect,ipd_always_cooperate]",
+            ],
+            6,
+        ),  # 3 pairings of 3 players, per run
+        (["game=trust_game", "agent=tg_reciprocal", "game.pairs=5"], 10),
+        (["+experiment=reliance", "agent=oracle", "game.limit=7"], 14),
     ],
 )
-def test_planned_units_follow_each_games_unit(game, config, library, planned) -> None:
-    """The plan of 2 runs, from the manifest alone (and reliance's library event): each game's
-    ``GameSpec.unit.per_run``."""
-    manifest = {"game": game, "runs": 2, "config": config}
-    assert st.planned_units(manifest, library) == planned
-    assert st.planned_units({**manifest, "runs": None}, library) is None  # stopped before it started
+def test_the_job_records_its_planned_units(compose, overrides, planned) -> None:
+    """The plan of 2 runs, computed from the validated config at start (``GameSpec.unit.per_run``), is what
+    the manifest's ``unit`` records and status reads."""
+    from trustsim.config import validate_config
+
+    valid = validate_config(compose([*overrides, "runs=2"]))
+    record = valid.game.unit.record(valid)
+    assert record["planned"] == planned and record["counted"] == valid.game.unit.counted
+    assert st.recorded_unit({"unit": record}).planned == planned
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ({"counted": "matches", "per_end": 1, "planned": 4}, ("matches", 1, 4)),
+        ({"counted": "matches", "per_end": "2", "planned": True}, ("matches", 1, None)),  # damaged values
+        ({}, ("match", 1, None)),  # written before the manifest carried the plan: the unit's label, no plan
+    ],
+)
+def test_recorded_unit_reads_old_and_damaged_manifests(record, expected) -> None:
+    unit = st.recorded_unit({"unit": {**MATCH_UNIT_EVENTS, **record}})
+    assert (unit.counted, unit.per_end, unit.planned) == expected and unit.end == "match_end"
+    assert st.recorded_unit({"unit": {"counted": "matches"}}) is None  # no event bracket: no units
+    assert st.recorded_unit({}) is None
+
+
+def test_an_old_run_directory_is_shown_without_a_plan(tmp_path: Path) -> None:
+    """A manifest without ``counted``: its end events count, named by the unit's label, planned unknown."""
+    manifest = {"run_id": "o", "game": "arena", "status": "failed", "runs": 3, "unit": MATCH_UNIT_EVENTS}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    events = [{"seq": i, "type": t} for i, t in enumerate(["match_start", "match_end", "match_start"])]
+    (tmp_path / "events.jsonl").write_text(
+        "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events)
+    )
+    job = st.job_status(tmp_path)
+    assert (job.status, job.unit, job.done, job.planned) == ("failed", "match", 1, None)
+    assert "1/? match" in st.render([job])
 
 
 def test_a_running_trust_game_counts_pairs_per_ended_session(tmp_path: Path) -> None:
@@ -219,7 +269,7 @@ def test_a_running_trust_game_counts_pairs_per_ended_session(tmp_path: Path) -> 
         "game": "trust_game",
         "status": "running",
         "runs": 3,
-        "config": {"game": {"pairs": 4}},
+        "unit": {**SESSION_UNIT_EVENTS, "counted": "pairs", "per_end": 4, "planned": 12},
     }
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     events = [{"seq": i, "type": t} for i, t in enumerate(["session_start", "session_end", "session_start"])]

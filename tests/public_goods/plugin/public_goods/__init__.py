@@ -11,7 +11,7 @@ from typing import Any
 
 from public_goods.job import PREDICTIONS, ROUNDS
 from public_goods.policy import Conditional, FreeRider, Full
-from trustsim.contract import AgentSpec, GameSpec, PlayUnit, plan_int, register_agent, register_game
+from trustsim.contract import AgentSpec, GameSpec, PlayUnit, register_agent, register_game
 from trustsim.rundir import EventUnit, read_manifest
 from trustsim.schema import opt
 from trustsim.summary import Family, number, read_rows
@@ -69,7 +69,7 @@ UNIT = PlayUnit(
         {"rounds": "s{session}/g{group}", "predictions": "{cluster}"},
     ),
     counted="groups",
-    per_run=lambda config, event: plan_int(config, "game.groups"),
+    per_run=lambda valid: valid.options.groups,
 )  # fmt: skip
 
 SPEC = register_game(
