@@ -62,7 +62,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trustsim.errors import ConfigError
+from trustsim.errors import ConfigError, ParameterError
 from trustsim.schema import did_you_mean, instantiate
 
 if TYPE_CHECKING:
@@ -87,9 +87,24 @@ class AgentSpec:
     uses_llm: bool = False
     description: str = ""
 
-    def build(self, params: Mapping[str, Any] | None = None, **extra: Any) -> Any:
-        """A fresh agent: ``factory(**params, **extra)``."""
-        return self.factory(**dict(params or {}), **extra)
+    def build(
+        self, params: Mapping[str, Any] | None = None, *, config_key: str = "agent", **extra: Any
+    ) -> Any:
+        """A fresh agent: ``factory(**params, **extra)``.
+
+        Raises:
+            ConfigError: the factory refused its parameters; the key is ``<config_key>.<parameter>`` when it
+                raised a :class:`~trustsim.errors.ParameterError`, else ``config_key`` (the agent's group).
+        """
+        try:
+            return self.factory(**dict(params or {}), **extra)
+        except ParameterError as exc:
+            raise ConfigError(f"{config_key}.{exc.parameter}", self._refused(exc)) from None
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(config_key, self._refused(exc)) from None
+
+    def _refused(self, exc: Exception) -> str:
+        return f"bad parameters for agent {self.name!r}: {exc}"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from agents.arena.base import ArenaPlayer
 from agents.arena.parse import ANSWER_SCHEMA, ParsedAnswer, read_answer, unusable
 from agents.arena.prompt import messages
 from games.arena.types import Decision, View
+from trustsim.errors import ParameterError
 from trustsim.llm.decision import DecisionKit
 
 
@@ -41,7 +42,7 @@ class LLMPlayer(ArenaPlayer):
     def __init__(self, model: str | None = None, history_window: int = 20) -> None:
         super().__init__()
         if history_window < 1:
-            raise ValueError(f"llm player: history_window must be >= 1, got {history_window}")
+            raise ParameterError("history_window", f"must be >= 1, got {history_window}")
         self.model = model
         self.history_window = history_window
         self.kit: DecisionKit | None = None

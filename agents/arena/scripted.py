@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from agents.arena.base import COOPERATE, DEFECT, ArenaPlayer, last_or
 from games.arena.rules import Move, flip
 from games.arena.types import Decision, View
+from trustsim.errors import ParameterError
 
 
 def _classifier(**kw: Any) -> dict[str, Any]:
@@ -86,7 +87,7 @@ class RandomPlayer(ArenaPlayer):
     def __init__(self, p: float = 0.5) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"random player: p must be in [0, 1], got {p}")
+            raise ParameterError("p", f"must be in [0, 1], got {p}")
         self.p = float(p)
 
     @property
@@ -112,7 +113,7 @@ class GenerousTitForTat(ArenaPlayer):
     def __init__(self, generosity: float | None = None) -> None:
         super().__init__()
         if generosity is not None and not 0.0 <= generosity <= 1.0:
-            raise ValueError(f"generous tit-for-tat: generosity must be in [0, 1], got {generosity}")
+            raise ParameterError("generosity", f"must be in [0, 1], got {generosity}")
         self.generosity = generosity
 
     def forgiveness(self) -> float:
@@ -139,7 +140,7 @@ class NoisyTitForTat(ArenaPlayer):
     def __init__(self, noise: float = 0.1) -> None:
         super().__init__()
         if not 0.0 <= noise <= 1.0:
-            raise ValueError(f"noisy tit-for-tat: noise must be in [0, 1], got {noise}")
+            raise ParameterError("noise", f"must be in [0, 1], got {noise}")
         self.noise = float(noise)
 
     def strategy(self, view: View) -> Move:

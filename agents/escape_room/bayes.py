@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from agents.escape_room.base import EscapeRoomPolicy
 from agents.escape_room.views import is_verified, original_label, trusted_capsule
 from games.escape_room.types import Action, CapsuleView, Decision, GameSummary, Observation, RoundReport
+from trustsim.errors import ParameterError
 
 
 class BayesAgent(EscapeRoomPolicy):
@@ -37,8 +38,9 @@ class BayesAgent(EscapeRoomPolicy):
         verify_cost: float = 1.0,
     ) -> None:
         super().__init__(memory=memory)
-        if prior_alpha <= 0 or prior_beta <= 0:
-            raise ValueError("prior_alpha and prior_beta must be > 0")
+        for key, value in (("prior_alpha", prior_alpha), ("prior_beta", prior_beta)):
+            if not value > 0:
+                raise ParameterError(key, f"must be > 0, got {value}")
         self.prior = (float(prior_alpha), float(prior_beta))
         self.verify_cost = float(verify_cost)
         self.alpha: dict[str, float] = {}

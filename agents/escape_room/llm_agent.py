@@ -35,7 +35,7 @@ from agents.escape_room.reference_memory import ReferenceMemory
 from agents.escape_room.reference_parse import decision_action, extract_decision, solve_answer
 from games.escape_room.options import PROMPT_STYLES
 from games.escape_room.types import SEATS, Decision, GameSummary, Observation, Puzzle, RoundReport
-from trustsim.errors import ConfigError
+from trustsim.errors import ConfigError, ParameterError
 from trustsim.llm import ModelConfig
 from trustsim.llm.decision import DecisionKit, model_config
 
@@ -81,7 +81,7 @@ class LLMAgent(EscapeRoomPolicy):
         if memory not in MEMORY_MODES:
             raise ValueError(f"memory must be one of {', '.join(MEMORY_MODES)}, got {memory!r}")
         if prompt not in PROMPT_STYLES:
-            raise ValueError(f"prompt must be one of {', '.join(PROMPT_STYLES)}, got {prompt!r}")
+            raise ParameterError("prompt", f"must be one of {', '.join(PROMPT_STYLES)}, got {prompt!r}")
         for key, value in (
             ("transcript_max_events", transcript_max_events),
             ("transcript_max_chars", transcript_max_chars),
@@ -89,9 +89,9 @@ class LLMAgent(EscapeRoomPolicy):
             ("ledger_max_games", ledger_max_games),
         ):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{key} must be a positive integer, got {value!r}")
+                raise ParameterError(key, f"must be a positive integer, got {value!r}")
         if transcript_trim not in ("auto", "exact", "block"):
-            raise ValueError(f"transcript_trim must be auto, exact or block, got {transcript_trim!r}")
+            raise ParameterError("transcript_trim", f"must be auto, exact or block, got {transcript_trim!r}")
         super().__init__(memory=memory)
         self.prompt = prompt
         self.transcript_trim = transcript_trim

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from agents.reliance.base import Choice, DecisionView, ReliancePolicy
 from agents.reliance.parse import Parsed, answer_schema, read_answer
+from trustsim.errors import ParameterError
 from trustsim.llm.config import ModelConfig
 from trustsim.llm.decision import DecisionKit
 
@@ -43,7 +44,7 @@ class LLMAgent(ReliancePolicy):
     ) -> None:
         super().__init__()
         if reasoning_max_chars is not None and reasoning_max_chars < 1:
-            raise ValueError(f"reasoning_max_chars must be >= 1, got {reasoning_max_chars}")
+            raise ParameterError("reasoning_max_chars", f"must be >= 1, got {reasoning_max_chars}")
         self.reasoning_max_chars = reasoning_max_chars
         self.params = dict(params or {})
         self.unused = unused

@@ -9,6 +9,7 @@ import numpy as np
 from agents.trust_game.base import TrustPlayer
 from games.trust_game.rules import round_half_up
 from games.trust_game.types import Decision, TrusteeView, TrustorView, scripted_decision
+from trustsim.errors import ParameterError
 
 
 def _classifier(**kw: Any) -> dict[str, Any]:
@@ -63,7 +64,7 @@ class Reciprocal(TrustPlayer):
             ("return_share", return_share, 1.0),
         ):
             if value < 0 or (hi is not None and value > hi):
-                raise ValueError(f"tg_reciprocal: {key} must be in [0, {hi or 'inf'}], got {value}")
+                raise ParameterError(key, f"must be in [0, {hi or 'inf'}], got {value}")
         self.opening = float(opening)
         self.gain = float(gain)
         self.return_share = float(return_share)
@@ -129,7 +130,7 @@ class Human(TrustPlayer):
     def __init__(self, return_concentration: float = RETURN_CONCENTRATION) -> None:
         super().__init__()
         if not return_concentration > 0:
-            raise ValueError(f"tg_human: return_concentration must be > 0, got {return_concentration}")
+            raise ParameterError("return_concentration", f"must be > 0, got {return_concentration}")
         mean = JOHNSON_MISLIN_2011_RETURN_FRACTION
         self.return_concentration = float(return_concentration)
         self._beta = (mean * self.return_concentration, (1 - mean) * self.return_concentration)

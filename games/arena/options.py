@@ -58,10 +58,7 @@ class PlayerSpec:
 
     def build(self) -> ArenaPlayer:
         """A fresh player instance."""
-        try:
-            player = self.agent.build(self.params)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(self.key, f"bad parameters for agent {self.name!r}: {exc}") from None
+        player = self.agent.build(self.params, config_key=self.key)
         if not isinstance(player, ArenaPlayer):
             raise ConfigError(self.key, f"agent {self.name!r} is not an arena player")
         return player

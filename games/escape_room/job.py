@@ -35,10 +35,7 @@ def _make_policy(ctx: JobContext, memory: str, plan: SeatPlan | None = None) -> 
     """A fresh policy: the seat's own agent (``game.seats``) or the ``agent`` group's."""
     spec, params = (plan.agent, plan.params) if plan is not None else (ctx.agent, ctx.agent_params)
     key = f"game.seats.{plan.seat}.agent" if plan is not None and plan.own else "agent"
-    try:
-        policy = spec.build(params, memory=memory)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(key, f"bad parameters for agent {spec.name!r}: {exc}") from None
+    policy = spec.build(params, memory=memory, config_key=key)
     if not isinstance(policy, EscapeRoomPolicy):
         raise ConfigError(key, f"agent {spec.name!r} is not an EscapeRoomPolicy")
     return policy

@@ -103,10 +103,7 @@ def normalise_seats(cfg: dict[str, Any], main: AgentSpec) -> list[str]:
 def _probe(spec: AgentSpec, params: dict[str, Any], cfg: dict[str, Any], key: str) -> None:
     """Build the seat's agent once, so bad parameters fail at start naming the seat's key."""
     memory = (cfg.get("memory") or {}).get("mode", "transcript")
-    try:
-        spec.build(params, memory=memory)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(key, f"bad parameters for agent {spec.name!r}: {exc}") from None
+    spec.build(params, memory=memory, config_key=key)
 
 
 def seat_plans(cfg: dict[str, Any], main: AgentSpec, main_params: dict[str, Any]) -> dict[str, SeatPlan]:

@@ -19,10 +19,7 @@ from trustsim.seeding import Seeder
 
 
 def _make_policy(ctx: JobContext) -> ReliancePolicy:
-    try:
-        policy = ctx.agent.build(ctx.agent_params)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError("agent", f"bad parameters for agent {ctx.agent.name!r}: {exc}") from None
+    policy = ctx.agent.build(ctx.agent_params)
     if not isinstance(policy, ReliancePolicy):
         raise ConfigError("agent", f"agent {ctx.agent.name!r} is not a ReliancePolicy")
     return policy

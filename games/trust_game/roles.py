@@ -41,10 +41,7 @@ class RoleSpec:
 
     def build(self) -> Player:
         """A fresh player."""
-        try:
-            player = self.spec.build(self.params)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(self.key, f"bad parameters for agent {self.name!r}: {exc}") from None
+        player = self.spec.build(self.params, config_key=self.key)
         if type(player) not in _PLAYER_CLASSES:  # a runtime protocol check is slow: once per class
             if not isinstance(player, Player):
                 raise ConfigError(self.key, f"agent {self.name!r} is not a trust-game player")

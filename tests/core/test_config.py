@@ -87,7 +87,11 @@ def test_custom_schedule_from_the_command_line(run_job_dir):
 
 def test_bad_agent_parameters(run_job_dir, capsys):
     code, _ = run_job_dir(["+experiment=smooth", "agent=bayes", "agent.prior_alpha=-1"])
-    assert code == 2 and "bad parameters for agent 'bayes'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert code == 2 and "config error at 'agent.prior_alpha': bad parameters for agent 'bayes'" in err
+    code, _ = run_job_dir(["+experiment=trust_game", "agent.return_concentration=0"])
+    err = capsys.readouterr().err
+    assert code == 2 and "config error at 'agent.return_concentration'" in err and "must be > 0, got 0" in err
 
 
 @pytest.mark.parametrize(

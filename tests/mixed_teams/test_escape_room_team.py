@@ -157,7 +157,7 @@ def test_default_team_is_unchanged(run_job_dir) -> None:
             "game.seats.B.model.temprature",
             "unknown key",
         ),
-        ("game.seats.B.agent={name: llm, prompt: nope}", "game.seats.B.agent", "prompt must be"),
+        ("game.seats.B.agent={name: llm, prompt: nope}", "game.seats.B.agent.prompt", "prompt must be"),
         ("game.seats.B.agent={name: bayes, prior: 2}", "game.seats.B.agent.prior", "unknown key"),
     ],
 )

@@ -21,10 +21,7 @@ PREDICTIONS = prediction_schema()  # no cell columns of its own
 
 def make_player(ctx: JobContext) -> Player:
     """A fresh player of the ``agent`` group."""
-    try:
-        player = ctx.agent.build(ctx.agent_params)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError("agent", f"bad parameters for agent {ctx.agent.name!r}: {exc}") from None
+    player = ctx.agent.build(ctx.agent_params)
     if not isinstance(player, Player):
         raise ConfigError("agent", f"agent {ctx.agent.name!r} is not a public-goods player")
     return player

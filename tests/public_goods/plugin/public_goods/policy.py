@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from trustsim.errors import ParameterError
+
 
 @dataclass(frozen=True)
 class View:
@@ -61,7 +63,7 @@ class Conditional(Player):
 
     def __init__(self, opening: float = 0.5) -> None:
         if not 0.0 <= opening <= 1.0:
-            raise ValueError(f"opening must be in [0, 1], got {opening}")
+            raise ParameterError("opening", f"must be in [0, 1], got {opening}")
         self.opening = opening
 
     def contribute(self, view: View) -> Choice:
