@@ -34,10 +34,19 @@ from agents.escape_room.reference_announce import end_of_game, grown_labels, rou
 from agents.escape_room.reference_memory import ReferenceMemory
 from agents.escape_room.reference_parse import decision_action, extract_decision, solve_answer
 from games.escape_room.options import PROMPT_STYLES
-from games.escape_room.types import SEATS, Decision, GameSummary, Observation, Puzzle, RoundReport
+from games.escape_room.types import (
+    SEATS,
+    Decision,
+    GameSummary,
+    ModelCall,
+    Observation,
+    Puzzle,
+    RoundReport,
+    Solution,
+)
 from trustsim.errors import ConfigError, ParameterError
 from trustsim.llm import ModelConfig
-from trustsim.llm.decision import DecisionKit, model_config
+from trustsim.llm.decision import Answer, DecisionKit, model_config
 
 RAW_MAX_CHARS = 20_000  # longer model answers are recorded cut to this length (with a marker)
 _REASONING = re.compile(r"^\s*REASONING:\s*(.*)", re.IGNORECASE | re.DOTALL | re.MULTILINE)
@@ -45,6 +54,19 @@ _REASONING = re.compile(r"^\s*REASONING:\s*(.*)", re.IGNORECASE | re.DOTALL | re
 
 def _clip(text: str, limit: int = RAW_MAX_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + f"…[cut {len(text) - limit} chars]"
+
+
+def _call(answer: Answer[Any]) -> ModelCall:
+    """A solve's or reflection's answer as the game records it (the raw text clipped, the request key)."""
+    return ModelCall(
+        raw_text=_clip(answer.raw),
+        request_key=answer.request_key,
+        latency_s=answer.latency_s,
+        prompt_tokens=answer.prompt_tokens,
+        completion_tokens=answer.completion_tokens,
+        cached_tokens=answer.cached_tokens,
+        cached=answer.cached,
+    )
 
 
 class LLMAgent(EscapeRoomPolicy):
@@ -191,16 +213,15 @@ class LLMAgent(EscapeRoomPolicy):
         text = round_announcement(report, start, self._announce_passes)
         self.ref.add(rp.announcement_event(report.round, text))
 
-    async def aend_game(self, summary: GameSummary) -> None:
+    async def aend_game(self, summary: GameSummary) -> ModelCall | None:
         if self.reference:
             self.ref.add(end_of_game(summary))  # escape_room.py:371-374
             self.ref.add(rp.post_game_review())  # escape_room.py:377-382
-            if self.ref.evolving:
-                await self._reflect_reference()
-            return
+            return await self._reflect_reference() if self.ref.evolving else None
         self.mem.end_game(summary)
         if isinstance(self.mem, ReflectionMemory):
-            await self._reflect()
+            return await self._reflect()
+        return None
 
     # -- model calls ----------------------------------------------------------------------------------
     @property
@@ -284,7 +305,7 @@ class LLMAgent(EscapeRoomPolicy):
     def decide(self, obs: Observation) -> Decision:
         raise RuntimeError("the llm agent is async: the game calls adecide")
 
-    async def asolve(self, puzzle: Puzzle, purpose: str = "verify") -> int | None:
+    async def asolve(self, puzzle: Puzzle, purpose: str = "verify") -> Solution:
         """Solve a puzzle in a separate stateless call: ``purpose="own_answer"`` (the seat's own puzzle, sent with
         the model config's ``purpose_params.own_answer``) or ``"verify"`` (a verification, call purpose ``solve``:
         ``purpose_params.solve``)."""
@@ -296,13 +317,13 @@ class LLMAgent(EscapeRoomPolicy):
             answer = await self.kit.decide(
                 [{"role": "user", "content": text}], str, format="text", purpose=call
             )
-            return solve_answer(answer.raw)
+            return Solution(solve_answer(answer.raw), _call(answer))
         answer = await self.kit.decide(
             solve_messages(puzzle), lambda obj: obj, schema=SOLVE_SCHEMA, purpose=call
         )
-        return parse_integer(answer.raw)
+        return Solution(parse_integer(answer.raw), _call(answer))
 
-    async def _reflect_reference(self) -> None:
+    async def _reflect_reference(self) -> ModelCall:
         """base_agent.py:91-106: the whole answer replaces the previous reflection."""
         prompt = rp.reflection_prompt(self.ref.context())
         answer = await self.kit.decide(
@@ -310,8 +331,9 @@ class LLMAgent(EscapeRoomPolicy):
         )
         self.reflections.append(_clip(answer.raw))
         self.ref.reflection = answer.raw.strip()
+        return _call(answer)
 
-    async def _reflect(self) -> None:
+    async def _reflect(self) -> ModelCall:
         assert isinstance(self.mem, ReflectionMemory)
         messages = reflection_messages(
             self._rules, self.mem.reflection, self.mem.game_log(), self.mem.max_words
@@ -328,3 +350,4 @@ class LLMAgent(EscapeRoomPolicy):
             pass
         self.reflections.append(_clip(text))
         self.mem.set_reflection(text)
+        return _call(answer)

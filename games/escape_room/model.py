@@ -36,8 +36,10 @@ from games.escape_room.types import (
     CapsuleView,
     Decision,
     GameSummary,
+    ModelCall,
     Observation,
     RoundReport,
+    Solution,
 )
 from trustsim.mesa_base import Agent
 
@@ -86,7 +88,7 @@ class GameRecord:
 
 Request = tuple[Any, ...]
 """What the game asks its driver for: ``("decide", seats, observations)`` → decisions, ``("solve", seat, puzzle,
-purpose)`` → an answer or None, ``("end", seat, summary)`` → None."""
+purpose)`` → a :class:`Solution`, ``("end", seat, summary)`` → the model call of the seat's reflection or None."""
 
 
 def round_digest(round_: int, coins: dict[str, int], alive: list[str], views: CapsuleTable) -> str:
@@ -126,6 +128,22 @@ def decision_fields(r: DecisionRecord) -> dict[str, Any]:
         fields["confidence"] = d.confidence
     if d.trusted is not None:
         fields["trusted"] = d.trusted
+    return fields
+
+
+def call_fields(call: ModelCall) -> dict[str, Any]:
+    """The fields a model call that is not a decision adds to its event (``verification`` with
+    ``verifier=llm``, ``own_answer``, ``reflection``): the raw answer, its cost and its request-store key."""
+    fields: dict[str, Any] = {
+        "raw": call.raw_text,
+        "latency_s": round(call.latency_s, 4),
+        "prompt_tokens": call.prompt_tokens,
+        "completion_tokens": call.completion_tokens,
+        "cached_tokens": call.cached_tokens,
+        "cached": call.cached,
+    }
+    if call.request_key:
+        fields["request"] = call.request_key
     return fields
 
 
@@ -231,6 +249,10 @@ class EscapeRoomModel(mesa.Model):
         )  # type: ignore[arg-type]
         self._pending: dict[str, Action] = {}
         self._verify_answers: dict[str, int] = {}
+        # verifier=llm: each verifying seat's solution this round; own_answer=llm: the seats' own answers
+        # (their events follow game_start)
+        self._verify_calls: dict[str, Solution] = {}
+        self._own_answers: list[dict[str, Any]] = []
         self._texts: list[str] = []  # the rounds' announcements rendered so far (see Announcements)
 
     # -- setup ---------------------------------------------------------------------------------------------
@@ -243,8 +265,13 @@ class EscapeRoomModel(mesa.Model):
                     puzzle.answer if self.d_correct else plausible_wrong_answer(self.random, puzzle.answer)
                 )
             elif self.options.own_answer == "llm":
-                answer = yield ("solve", self.seats[owner], puzzle, "own_answer")
+                solution = yield ("solve", self.seats[owner], puzzle, "own_answer")
+                answer = solution.answer
                 value = answer if answer is not None else plausible_wrong_answer(self.random, puzzle.answer)
+                if solution.call is not None:
+                    self._own_answers.append(
+                        {"seat": owner, "puzzle": puzzle.index, "answer": answer} | call_fields(solution.call)
+                    )
             else:
                 value = puzzle.answer
             sealed[puzzle.index] = value
@@ -300,13 +327,16 @@ class EscapeRoomModel(mesa.Model):
         for agent, decision in zip(alive, decisions, strict=True):
             self._pending[agent.seat] = self._check(agent.seat, decision)
         self._verify_answers = {}
+        self._verify_calls = {}
         for seat, action in self._pending.items():
             if action.kind != "verify":
                 continue
             puzzle = state.puzzles[action.target]  # type: ignore[index]
             if self.options.verifier == "llm":
-                answer = yield ("solve", self.seats[seat], puzzle, "verify")
-                self._verify_answers[seat] = answer if answer is not None else -1
+                solution = yield ("solve", self.seats[seat], puzzle, "verify")
+                self._verify_answers[seat] = solution.answer if solution.answer is not None else -1
+                if solution.call is not None:
+                    self._verify_calls[seat] = solution
             else:
                 self._verify_answers[seat] = puzzle.answer
 
@@ -358,6 +388,9 @@ class EscapeRoomModel(mesa.Model):
             }
             if v.already:
                 fields["already_endorsed"] = True
+            solution = self._verify_calls.get(v.seat)
+            if solution is not None and solution.call is not None:  # the model's answer, and how it was asked
+                fields |= {"answer": solution.answer} | call_fields(solution.call)
             self._emit("verification", fields)
         if report.chosen_volunteer:
             self._emit(
@@ -394,6 +427,8 @@ class EscapeRoomModel(mesa.Model):
                     "sealed": {c.label: c.value for caps in self.state.capsules.values() for c in caps},
                 },
             )
+            for fields in self._own_answers:  # own_answer=llm: how each seat's own capsule was sealed
+                self._emit("own_answer", fields)
         self._views = self.state.capsule_views()
         observers, enders = self._hooked["observe"], self._hooked["end"]
         verified: list[int] = []  # the capsule table changes only through verifications
@@ -432,7 +467,9 @@ class EscapeRoomModel(mesa.Model):
                 reports=reports,
                 capsule_truth=truth,
             )
-            yield ("end", self.seats[seat], summary)
+            reflection = yield ("end", self.seats[seat], summary)
+            if reflection is not None:  # the model call the seat's memory made between games
+                self._emit("reflection", {"seat": seat} | call_fields(reflection))
         self._emit(
             "game_end",
             {

@@ -8,7 +8,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from games.escape_room.types import Decision, GameSummary, Observation, Puzzle, RoundReport
+from games.escape_room.types import (
+    Decision,
+    GameSummary,
+    ModelCall,
+    Observation,
+    Puzzle,
+    RoundReport,
+    Solution,
+)
 
 
 class Services:
@@ -83,10 +91,10 @@ class EscapeRoomPolicy:
     def decide(self, obs: Observation) -> Decision:
         raise NotImplementedError
 
-    async def asolve(self, puzzle: Puzzle, purpose: str = "verify") -> int | None:
+    async def asolve(self, puzzle: Puzzle, purpose: str = "verify") -> Solution:
         """Solve a puzzle privately (``verifier: llm`` → ``purpose="verify"``, ``own_answer: llm`` →
-        ``purpose="own_answer"``); scripted policies are exact."""
-        return puzzle.answer
+        ``purpose="own_answer"``); scripted policies are exact (no model call)."""
+        return Solution(puzzle.answer)
 
     async def adecide(self, obs: Observation) -> Decision:
         """Async decision; LLM policies override this. Scripted policies reuse ``decide``."""
@@ -98,8 +106,10 @@ class EscapeRoomPolicy:
     def end_game(self, summary: GameSummary) -> None:
         """The end-of-game summary."""
 
-    async def aend_game(self, summary: GameSummary) -> None:
-        """Async end of game (LLM reflection memory overrides this)."""
+    async def aend_game(self, summary: GameSummary) -> ModelCall | None:
+        """Async end of game (LLM reflection memory overrides this): the model call it made (a reflection),
+        if any, for the game's events."""
         self.end_game(summary)
+        return None
 
     is_async: ClassVar[bool] = False  # True for policies whose adecide does real I/O

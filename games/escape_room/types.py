@@ -102,6 +102,30 @@ class Decision:
     cached_tokens: int = 0  # prompt tokens read from the provider's prompt cache (part of prompt_tokens)
 
 
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """A model call that is not a decision (a puzzle solved to verify or as the seat's own answer, a reflection
+    between games): its raw text and accounting, recorded on the event it explains; ``request_key`` is its
+    request-store key (the viewer shows the exact request)."""
+
+    raw_text: str
+    request_key: str | None = None
+    latency_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cached: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Solution:
+    """A seat's private answer to a puzzle (None: no usable answer) and the model call that gave it (None for a
+    scripted seat, which solves exactly)."""
+
+    answer: int | None
+    call: ModelCall | None = None
+
+
 @dataclass(slots=True)
 class Observation:
     """Everything one seat sees at the start of a round (the same public state for all seats)."""

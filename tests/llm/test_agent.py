@@ -107,9 +107,9 @@ def test_solve_is_stateless_and_short() -> None:
     client = ScriptedClient('{"answer": 42}', "It is 17.", "no idea")
     agent = agent_with(client)
     puzzle = Puzzle(2, "What is 6 x 7?", 42)
-    assert asyncio.run(agent.asolve(puzzle)) == 42
-    assert asyncio.run(agent.asolve(puzzle)) == 17
-    assert asyncio.run(agent.asolve(puzzle)) is None
+    assert asyncio.run(agent.asolve(puzzle)).answer == 42
+    assert asyncio.run(agent.asolve(puzzle)).answer == 17
+    assert asyncio.run(agent.asolve(puzzle)).answer is None
     req = client.requests[0]
     assert req.purpose == "solve" and len(req.messages) == 1 and "6 x 7" in req.messages[0]["content"]
 
@@ -177,8 +177,8 @@ def test_reference_sub_prompts_and_purposes() -> None:
     client = ScriptedClient('"42"', "The answer is 17.")
     agent = reference_agent(client)
     puzzle = Puzzle(2, "What is 6 x 7?", 42)
-    assert asyncio.run(agent.asolve(puzzle, purpose="own_answer")) == 42
-    assert asyncio.run(agent.asolve(puzzle)) == 17
+    assert asyncio.run(agent.asolve(puzzle, purpose="own_answer")).answer == 42
+    assert asyncio.run(agent.asolve(puzzle)).answer == 17
     own, verify = client.requests
     assert own.purpose == "own_answer" and own.messages[0]["content"].startswith("You are given a puzzle")
     assert verify.purpose == "solve" and verify.messages[0]["content"].startswith("You are verifying")
