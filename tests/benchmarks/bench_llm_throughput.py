@@ -165,12 +165,11 @@ def _model(api_base: str, tag: str) -> dict[str, str]:
 
 async def run_client(api_base: str, n: int, conc: int, tag: str, work: Path) -> tuple[float, float]:
     from agents.escape_room.llm_parse import parse_decision
-    from trustsim.llm import ChatRequest, build_client
+    from trustsim.llm import ChatRequest, build_client, parse_llm_config, parse_model_config
 
     model = _model(api_base, tag)
-    client = build_client(
-        model, {"store_path": str(work / f"{tag}.db"), "max_concurrency": conc, "timeout_s": 30}
-    )
+    llm = {"store_path": str(work / f"{tag}.db"), "max_concurrency": conc, "timeout_s": 30}
+    client = build_client(parse_model_config(model), parse_llm_config(llm))
 
     async def one(i: int) -> None:
         resp = await client.complete(ChatRequest(model["name"], messages(tag, i)))
@@ -208,12 +207,11 @@ async def run_agent(api_base: str, n: int, conc: int, tag: str, work: Path) -> t
 
     from agents.escape_room.base import Services
     from agents.escape_room.llm_agent import LLMAgent
-    from trustsim.llm import build_client
+    from trustsim.llm import build_client, parse_llm_config, parse_model_config
 
     model = _model(api_base, tag)
-    client = build_client(
-        model, {"store_path": str(work / f"{tag}.db"), "max_concurrency": conc, "timeout_s": 30}
-    )
+    llm = {"store_path": str(work / f"{tag}.db"), "max_concurrency": conc, "timeout_s": 30}
+    client = build_client(parse_model_config(model), parse_llm_config(llm))
     players = []
     for i in range(n):
         agent = LLMAgent(memory="transcript")

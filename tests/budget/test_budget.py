@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm.helpers import llm_dict, model_dict
-from trustsim.llm import BudgetReached, ChatRequest, build_client
+from tests.llm.helpers import client_of, llm_dict, model_dict
+from trustsim.llm import BudgetReached, ChatRequest
 from trustsim.llm.budget import EXIT_BUDGET, call_cost
 from trustsim.llm.config import parse_model_config
 from trustsim.llm.fake_server import FakeServer
@@ -31,7 +31,7 @@ def test_at_the_cap_calls_in_flight_finish_and_are_stored_then_it_stops(tmp_path
     monkeypatch.setenv("TRUSTSIM_TEST_KEY", "k")
     with FakeServer(delay_s=0.3, reply="ok") as server:  # each answer: 1 completion token = $1
         model = model_dict(server.api_base, price={"input_per_mtok": 0, "output_per_mtok": 1_000_000})
-        client = build_client(model, llm_dict(tmp_path / "s.sqlite", budget_usd=2.5, max_concurrency=4))
+        client = client_of(model, llm_dict(tmp_path / "s.sqlite", budget_usd=2.5, max_concurrency=4))
 
         async def go() -> None:
             reqs = [ChatRequest("fake", [{"role": "user", "content": f"q{i}"}]) for i in range(12)]
@@ -137,8 +137,8 @@ def test_clients_sharing_a_store_share_the_cap_and_wait_for_each_other(tmp_path,
     dollar = {"input_per_mtok": 0, "output_per_mtok": 1_000_000}
     llm = llm_dict(tmp_path / "s.sqlite", budget_usd=1.5)
     with FakeServer(reply="ok") as fast, FakeServer(delay_s=1.0, reply="ok") as slow:
-        a = build_client(model_dict(fast.api_base, name="a", price=dollar), llm, job="j" * 64)
-        b = build_client(model_dict(slow.api_base, name="b", price=dollar), llm, job="j" * 64, store=a.store)
+        a = client_of(model_dict(fast.api_base, name="a", price=dollar), llm, job="j" * 64)
+        b = client_of(model_dict(slow.api_base, name="b", price=dollar), llm, job="j" * 64, store=a.store)
 
         async def go() -> None:
             slow_call = asyncio.create_task(b.complete(ChatRequest("b", [{"role": "user", "content": "b1"}])))

@@ -11,12 +11,12 @@ import warnings
 import pytest
 
 from agents.escape_room.llm_parse import parse_decision
-from trustsim.llm import StoreError, build_client
+from trustsim.llm import StoreError
 from trustsim.llm.decision import extract_json
 from trustsim.llm.fake_server import FakeServer
 from trustsim.rundir import DataWarning, discover_runs
 
-from ..llm.helpers import llm_dict, model_dict
+from ..llm.helpers import client_of, llm_dict, model_dict
 from .helpers import llm_overrides, run_cli
 
 LONG = json.dumps(
@@ -88,7 +88,7 @@ def test_a_store_dir_that_cannot_be_a_folder_gets_the_right_advice(tmp_path, kin
     (tmp_path / "a_file").write_text("x")
     folder = tmp_path / "a_file" if kind == "a_file" else tmp_path / "a_file" / "shards"
     with pytest.raises(StoreError) as info:
-        build_client(model_dict("http://127.0.0.1:9/v1", api_key_env=None), llm_dict(tmp_path / "s.sqlite",
+        client_of(model_dict("http://127.0.0.1:9/v1", api_key_env=None), llm_dict(tmp_path / "s.sqlite",
                      store_dir=str(folder)))  # fmt: skip
     assert info.value.key == "llm.store_dir" and "replay_only" not in info.value.resume
     assert "names a folder of shards" in info.value.resume

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from trustsim.llm import LLMClient, build_client
+from trustsim.llm import LLMClient
 from trustsim.llm.fake_server import FakeServer
 
-from .helpers import llm_dict, model_dict
+from .helpers import client_of, llm_dict, model_dict
 
 
 @pytest.fixture
@@ -24,6 +24,6 @@ def make_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("TRUSTSIM_TEST_KEY", "sk-test-not-a-real-key")
 
     def make(api_base: str | None = None, model: dict | None = None, **llm_over: object) -> LLMClient:
-        return build_client(model or model_dict(api_base), llm_dict(tmp_path / "store.sqlite", **llm_over))
+        return client_of(model or model_dict(api_base), llm_dict(tmp_path / "store.sqlite", **llm_over))
 
     return make

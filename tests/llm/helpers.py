@@ -9,8 +9,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from trustsim.llm import LLMClient, build_client, parse_llm_config, parse_model_config
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,6 +42,12 @@ def llm_dict(store: Path, **over: object) -> dict:
     }
     cfg.update(over)
     return cfg
+
+
+def client_of(model: Any, llm: Any, **kwargs: Any) -> LLMClient:
+    """``build_client`` of the ``model`` and ``llm`` groups given as plain dicts (or DictConfigs), validated
+    first as the job validates them; ``kwargs``: ``build_client``'s (``job``, ``store``, ``base_dir``)."""
+    return build_client(parse_model_config(model), parse_llm_config(llm), **kwargs)
 
 
 @functools.cache

@@ -12,7 +12,7 @@ import pytest
 
 from trustsim import api
 from trustsim.errors import ConfigError
-from trustsim.llm import ChatRequest, build_client
+from trustsim.llm import ChatRequest
 from trustsim.llm.budget import call_cost
 from trustsim.llm.caching import CACHE_CONTROL, mark_stable_prefix
 from trustsim.llm.config import parse_model_config
@@ -21,7 +21,7 @@ from trustsim.llm.pricing import price_of
 from trustsim.llm.store import RequestStore, StoredResponse
 from trustsim.llm.transport import CallResult, get_litellm
 
-from .helpers import llm_dict, model_dict
+from .helpers import client_of, llm_dict, model_dict
 
 USAGE = {
     "openai/gpt-5.1": {"prompt_tokens_details": {"cached_tokens": 2000}},
@@ -43,7 +43,7 @@ def _mocked(model_id: str) -> object:
 def test_cached_tokens_are_recorded_and_priced_at_litellm_s_cache_prices(model_id, tmp_path, monkeypatch):
     monkeypatch.setenv("TRUSTSIM_TEST_KEY", "k")
     model = model_dict(litellm_model=model_id, params={"mock_response": _mocked(model_id)})
-    client = build_client(model, llm_dict(tmp_path / "s.sqlite"), job="j")
+    client = client_of(model, llm_dict(tmp_path / "s.sqlite"), job="j")
     resp = asyncio.run(client.complete(ChatRequest("fake", [{"role": "user", "content": "q"}])))
     written = 500 if model_id.startswith("anthropic") else 0
     assert (resp.prompt_tokens, resp.cached_tokens, resp.cache_write_tokens) == (3000, 2000, written)

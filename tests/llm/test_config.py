@@ -140,3 +140,21 @@ def test_backoff_errors_blame_the_right_key() -> None:
     with pytest.raises(ConfigError) as info:
         parse_llm_config({"backoff_base_s": 5, "backoff_max_s": 1})
     assert info.value.key == "llm.backoff_max_s"
+
+
+def test_build_client_takes_validated_configs_only(tmp_path: Path) -> None:
+    """``build_client`` receives the typed groups the job validated; a plain mapping is a TypeError naming the
+    type it needs and the parser that makes it (nothing is opened or created)."""
+    from trustsim.llm import build_client
+
+    from .helpers import llm_dict, model_dict
+
+    model, llm = model_dict(api_key_env=None), llm_dict(tmp_path / "s.sqlite")
+    with pytest.raises(TypeError, match=r"model must be a ModelConfig .*parse_model_config.*got dict"):
+        build_client(model, parse_llm_config(llm))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"llm must be a LLMConfig .*parse_llm_config.*got DictConfig"):
+        build_client(parse_model_config(model), OmegaConf.create(llm))  # type: ignore[arg-type]
+    assert not (tmp_path / "s.sqlite").exists()
+    client = build_client(parse_model_config(model), parse_llm_config(llm))
+    assert client.model.name == "fake" and (tmp_path / "s.sqlite").exists()
+    client.store.close()

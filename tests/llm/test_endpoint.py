@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from trustsim.llm import ChatRequest, build_client
+from trustsim.llm import ChatRequest
 from trustsim.llm.config import EndpointLimits, parse_llm_config, parse_model_config
 from trustsim.llm.endpoint import SAFETY, Endpoint, EndpointKey, Limits, endpoint_for, endpoints, limits_of
 from trustsim.llm.fake_server import FakeServer
 
-from .helpers import llm_dict, model_dict
+from .helpers import client_of, llm_dict, model_dict
 
 KEY = EndpointKey("openai/m", "http://x/v1", "K")
 
@@ -141,8 +141,8 @@ def test_clients_of_two_jobs_share_the_endpoint_limits(tmp_path, monkeypatch) ->
     with FakeServer(delay_s=0.05) as srv:
         model = model_dict(srv.api_base)
         llm = llm_dict(tmp_path / "s.sqlite", max_concurrency=3, requests_per_minute=1200)
-        one = build_client(model, llm, job="a")
-        two = build_client(model, {**llm, "store_path": str(tmp_path / "t.sqlite")}, job="b")
+        one = client_of(model, llm, job="a")
+        two = client_of(model, {**llm, "store_path": str(tmp_path / "t.sqlite")}, job="b")
 
         async def run() -> None:
             reqs = [ChatRequest("fake", [{"role": "user", "content": f"q{i}"}]) for i in range(8)]

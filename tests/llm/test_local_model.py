@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from .helpers import client_of
+
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.local_model
 
@@ -17,10 +19,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_embedded_model_is_deterministic(tmp_path) -> None:
-    from trustsim.llm import ChatRequest, build_client
+    from trustsim.llm import ChatRequest
 
     model = OmegaConf.load(REPO / "conf/model/smollm2.yaml")
-    client = build_client(model, {"store_path": str(tmp_path / "s.sqlite"), "cache": False})
+    client = client_of(model, {"store_path": str(tmp_path / "s.sqlite"), "cache": False})
     req = ChatRequest("smollm2", [{"role": "user", "content": "Name a colour."}], {"max_tokens": 8})
 
     async def run() -> list[str]:
@@ -85,11 +87,11 @@ def test_a_grammar_run_after_a_guided_run_sends_its_requests(run_job_dir, tmp_pa
 
 
 def test_local_failure_is_not_retried(tmp_path) -> None:
-    from trustsim.llm import ChatRequest, ProviderError, build_client
+    from trustsim.llm import ChatRequest, ProviderError
 
     model = OmegaConf.load(REPO / "conf/model/smollm2.yaml")
     model.local.n_ctx = 512
-    client = build_client(model, {"store_path": str(tmp_path / "s.sqlite"), "backoff_base_s": 5.0})
+    client = client_of(model, {"store_path": str(tmp_path / "s.sqlite"), "backoff_base_s": 5.0})
     huge = ChatRequest("smollm2", [{"role": "user", "content": "word " * 2000}], {"max_tokens": 4})
     with pytest.raises(ProviderError) as info:
         asyncio.run(client.complete(huge))
@@ -98,12 +100,11 @@ def test_local_failure_is_not_retried(tmp_path) -> None:
 
 def test_missing_model_package_is_a_config_error(tmp_path) -> None:
     from trustsim.errors import ConfigError
-    from trustsim.llm import build_client
 
     model = OmegaConf.load(REPO / "conf/model/smollm2.yaml")
     model.local.package = "no_such_model_package"
     with pytest.raises(ConfigError) as info:
-        build_client(model, {"store_path": str(tmp_path / "s.sqlite")})
+        client_of(model, {"store_path": str(tmp_path / "s.sqlite")})
     assert info.value.key == "model.local.package"
 
 

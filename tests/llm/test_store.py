@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from trustsim.llm import ChatRequest, ReplayMissError, StoreError, build_client
+from trustsim.llm import ChatRequest, ReplayMissError, StoreError
 from trustsim.llm.store import RequestStore, StoredResponse, canonical_request, request_key
 
-from .helpers import REPO, llm_dict, model_dict, read_only
+from .helpers import REPO, client_of, llm_dict, model_dict, read_only
 
 
 def req(text: str, sample: int = 0, **params: object) -> ChatRequest:
@@ -61,7 +61,7 @@ def test_new_client_on_same_store_sends_nothing(fake_server, tmp_path, monkeypat
     store = tmp_path / "s.sqlite"
 
     async def run_all() -> list[str]:
-        client = build_client(model_dict(fake_server.api_base), llm_dict(store))
+        client = client_of(model_dict(fake_server.api_base), llm_dict(store))
         out = await asyncio.gather(*(client.complete(req(f"q{i}")) for i in range(5)))
         stats = client.stats()
         await client.aclose()
@@ -105,12 +105,12 @@ def test_replay_only_without_a_store_is_a_config_error(fake_server, make_client)
 
 BUILD = """
 import asyncio, json, sys
-from trustsim.llm import ChatRequest, build_client
+from trustsim.llm import ChatRequest, build_client, parse_llm_config, parse_model_config
 from trustsim.errors import TrustsimError
 model = json.loads(sys.argv[1])
 llm = {"store_path": sys.argv[2], "replay_only": sys.argv[3] == "1", "max_retries": 0}
 try:
-    client = build_client(model, llm)
+    client = build_client(parse_model_config(model), parse_llm_config(llm))
     out = [asyncio.run(client.complete(ChatRequest("fake", [{"role": "user", "content": t}]))).text
            for t in sys.argv[4:]]
     print(json.dumps({"ok": out}))
@@ -138,7 +138,7 @@ def test_store_path_under_a_file_is_a_config_error(tmp_path, monkeypatch) -> Non
     (tmp_path / "file").write_text("x")
     path = tmp_path / "file" / "store.sqlite"
     with pytest.raises(StoreError) as info:
-        build_client(model_dict("http://127.0.0.1:9/v1", api_key_env=None), llm_dict(path))
+        client_of(model_dict("http://127.0.0.1:9/v1", api_key_env=None), llm_dict(path))
     assert info.value.key == "llm.store_path" and str(path) in str(info.value)
     assert "is a file, not a folder" in info.value.resume and "replay_only" not in info.value.resume
 
@@ -146,7 +146,7 @@ def test_store_path_under_a_file_is_a_config_error(tmp_path, monkeypatch) -> Non
 def test_read_only_store_fails_to_write_but_replays_with_replay_only(fake_server, tmp_path) -> None:
     folder = tmp_path / "ro"
     store = folder / "store.sqlite"
-    client = build_client(model_dict(fake_server.api_base, api_key_env=None), llm_dict(store))
+    client = client_of(model_dict(fake_server.api_base, api_key_env=None), llm_dict(store))
     first = asyncio.run(client.complete(req("stored")))
     asyncio.run(client.aclose())
     with read_only(folder) as prefix:
@@ -221,7 +221,7 @@ def test_litellm_mock_response_path_records_tokens_and_cost(tmp_path) -> None:
         "litellm_model": "openai/gpt-4o",
         "params": {"mock_response": '{"action": "pass"}'},
     }
-    client = build_client(model, llm_dict(tmp_path / "s.sqlite"))
+    client = client_of(model, llm_dict(tmp_path / "s.sqlite"))
     resp = asyncio.run(client.complete(ChatRequest("gpt-4o", [{"role": "user", "content": "hi"}])))
     assert resp.text == '{"action": "pass"}' and resp.completion_tokens > 0
     assert resp.cost_usd > 0 and client.stats()["cost_usd"] == pytest.approx(

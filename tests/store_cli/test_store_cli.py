@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import trustsim.llm.store as llm_store
-from tests.llm.helpers import REPO, llm_dict, read_only
-from trustsim.llm import ChatRequest, build_client
+from tests.llm.helpers import REPO, client_of, llm_dict, read_only
+from trustsim.llm import ChatRequest
 from trustsim.store import prune, store_info
 from trustsim.store.__main__ import main
 
@@ -26,7 +26,7 @@ OLD = time.time() - 40 * DAY
 
 def fill(store: Path, name: str, litellm_model: str, texts: list[str]) -> None:
     model = {"name": name, "litellm_model": litellm_model, "params": {"mock_response": '{"action": "pass"}'}}
-    client = build_client(model, llm_dict(store))
+    client = client_of(model, llm_dict(store))
 
     async def go() -> None:
         for text in texts:
@@ -89,7 +89,7 @@ def test_prune_by_age_and_model_and_replay_after(store: Path, monkeypatch: pytes
         "litellm_model": "openai/gpt-4o",
         "params": {"mock_response": '{"action": "pass"}'},
     }
-    client = build_client(model, llm_dict(store))
+    client = client_of(model, llm_dict(store))
 
     async def go() -> dict:
         for text in ["a", "d"]:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import trustsim.llm.store as llm_store
-from tests.llm.helpers import REPO, llm_dict, model_dict
-from trustsim.llm import ChatRequest, StoreError, build_client
+from tests.llm.helpers import REPO, client_of, llm_dict, model_dict
+from trustsim.llm import ChatRequest, StoreError
 from trustsim.llm.store import (
     LOCK_SUFFIX,
     RequestStore,
@@ -224,7 +224,7 @@ def test_client_with_store_dir_replays_other_jobs_and_reruns_send_nothing(fake_s
     llm = llm_dict(tmp_path / "unused.sqlite", store_dir=str(shards))
 
     def ask(job: str, texts: list[str]) -> dict:
-        client = build_client(model_dict(fake_server.api_base), llm, job=job)
+        client = client_of(model_dict(fake_server.api_base), llm, job=job)
 
         async def go() -> dict:
             for text in texts:
@@ -240,11 +240,11 @@ def test_client_with_store_dir_replays_other_jobs_and_reruns_send_nothing(fake_s
     stats = ask(JOB_B, ["q", "r"])  # another job replays 'q' from A's shard, sends only 'r'
     assert stats["calls_sent"] == 1 and stats["cache_hits"] == 1
     assert len(fake_server.requests) == 3 and not (tmp_path / "unused.sqlite").exists()
-    replay = build_client(model_dict(fake_server.api_base), {**llm, "replay_only": True}, job=JOB_C)
+    replay = client_of(model_dict(fake_server.api_base), {**llm, "replay_only": True}, job=JOB_C)
     assert replay.store is not None and not list(shards.glob(f"{JOB_C[:16]}*"))  # replay writes nothing
     asyncio.run(replay.aclose())
     with pytest.raises(StoreError, match=r"llm\.store_dir"):
-        build_client(model_dict(fake_server.api_base), {**llm, "store_dir": str(tmp_path / "none"),
+        client_of(model_dict(fake_server.api_base), {**llm, "store_dir": str(tmp_path / "none"),
                                                         "replay_only": True})  # fmt: skip
 
 

@@ -22,7 +22,7 @@ from trustsim.extract.extractor import extract
 from trustsim.extract.items import ReasoningItem
 from trustsim.extract.output import write_outputs
 from trustsim.extract.sources import SourceError, default_kind, reasoning_sources, run_dirs
-from trustsim.llm import build_client
+from trustsim.llm import build_client, parse_llm_config, parse_model_config
 from trustsim.progress import make_progress
 from trustsim.rundir import print_data_warnings
 
@@ -73,12 +73,12 @@ def _main(argv: list[str] | None) -> int:
         items, game = collect(args.kind, args.sources, args.limit)
         if not items:
             raise SourceError("no reasoning texts found in the sources")
-        model_cfg = load_model(args.model, args.model_file)
+        model = parse_model_config(load_model(args.model, args.model_file))
         llm_cfg = yaml.safe_load((CONF / "llm" / "default.yaml").read_text(encoding="utf-8")) or {}
         if args.store:
             llm_cfg["store_path"] = str(args.store)
-        client = build_client(model_cfg, llm_cfg)
-        name = str(model_cfg["name"])
+        client = build_client(model, parse_llm_config(llm_cfg))
+        name = model.name
         bar = make_progress(len(items), f"extract ({name})", "auto")
         try:
             results = asyncio.run(

@@ -1,6 +1,7 @@
 """The LLM layer: litellm transport, the request store, the embedded local model, retries and limits.
 
-``build_client(model_cfg, llm_cfg)`` gives an :class:`LLMClient`; ``await client.complete(ChatRequest)``
+``build_client(model, llm)`` of a validated :class:`ModelConfig` and :class:`LLMConfig` (``parse_model_config``,
+``parse_llm_config``) gives an :class:`LLMClient`; ``await client.complete(ChatRequest)``
 returns a :class:`ChatResponse`. litellm is imported lazily, on the first call that needs it.
 """
 
@@ -41,18 +42,18 @@ __all__ = [
 
 
 def build_client(
-    model_cfg: Any,
-    llm_cfg: Any,
+    model: ModelConfig,
+    llm: LLMConfig,
     *,
     base_dir: str | Path | None = None,
     job: str | None = None,
     store: RequestStore | Any = None,
 ) -> LLMClient:
-    """Validate the ``model`` and ``llm`` config groups and build the job's client.
+    """Build the job's client from the validated ``model`` and ``llm`` config groups.
 
     Args:
-        model_cfg: the ``model`` group (DictConfig, dict or :class:`ModelConfig`).
-        llm_cfg: the ``llm`` group (DictConfig, dict or :class:`LLMConfig`).
+        model: the ``model`` group, validated (:func:`parse_model_config`).
+        llm: the ``llm`` group, validated (:func:`parse_llm_config`).
         base_dir: directory a relative ``llm.store_path``/``llm.store_dir`` is resolved against (default: the
             working dir).
         job: the job's config hash: recorded with every stored response (``llm.budget_usd`` counts the
@@ -61,12 +62,20 @@ def build_client(
             shard); None opens ``llm.store_path`` / ``llm.store_dir``.
 
     Raises:
-        trustsim.errors.ConfigError: a value is invalid, the key variable is not set
-            (:class:`MissingKeyError`) or the store cannot be used (:class:`StoreError`); the message names
-            the key.
+        TypeError: ``model`` or ``llm`` is not a validated config object (e.g. a plain dict).
+        trustsim.errors.ConfigError: the key variable is not set (:class:`MissingKeyError`), the embedded
+            model is not available, or the store cannot be used (:class:`StoreError`); the message names the
+            key.
     """
-    model = model_cfg if isinstance(model_cfg, ModelConfig) else parse_model_config(model_cfg)
-    llm = llm_cfg if isinstance(llm_cfg, LLMConfig) else parse_llm_config(llm_cfg)
+    for name, value, expected, parse in (
+        ("model", model, ModelConfig, "parse_model_config"),
+        ("llm", llm, LLMConfig, "parse_llm_config"),
+    ):
+        if not isinstance(value, expected):
+            raise TypeError(
+                f"build_client: {name} must be a {expected.__name__} (validate the group with "
+                f"trustsim.llm.{parse} first), got {type(value).__name__}"
+            )
     store_path = Path(llm.store_dir or llm.store_path).expanduser()
     if not store_path.is_absolute():
         store_path = Path(base_dir or Path.cwd()) / store_path
