@@ -3,7 +3,10 @@
 A game is a dict ``{"game", "session", "d_correct", "partner_puzzle", "puzzles", "rounds", "end"}``. Each round
 holds what the seats saw when they decided (alive seats, coins, capsules with endorsers) and what happened
 (decisions with confidence, reasoning and raw text, verifications, the volunteer and password, deaths, the
-announcement). ``end`` holds the outcome, scores and which capsules were right.
+announcement). ``end`` holds the outcome, scores and which capsules were right. An engine game also holds its
+model calls outside the decisions: ``own_answers`` (``game.own_answer=llm``, before round 1) and
+``reflections`` (reflection memory, after the game); with ``game.verifier=llm`` a verification holds the
+model's answer. Each model call keeps its raw text and request-store key (``request``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,14 @@ from trustsim.rundir import Run
 
 PARTNER = "D"
 SEATS = ("A", "B", "C", "D")
+CALL_FIELDS = ("answer", "raw", "request")
+"""What the page keeps of a model call that is not a decision (a verification's solve, an own answer, a
+reflection)."""
+
+
+def _call(event: dict[str, Any]) -> dict[str, Any]:
+    """A model call's fields present in its event (a scripted verification has none)."""
+    return {k: event[k] for k in CALL_FIELDS if k in event}
 
 
 def _copy_capsules(capsules: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
@@ -77,6 +88,8 @@ class _EngineGame:
             ],
             "rounds": [],
             "end": {},
+            "own_answers": [],
+            "reflections": [],
         }
         self.truth: dict[str, bool] | None = None
 
@@ -86,7 +99,13 @@ class _EngineGame:
 
     def add(self, event: dict[str, Any]) -> None:
         kind = event["type"]
-        if kind == "round_start":
+        if kind == "own_answer":
+            self.game["own_answers"].append(
+                {"seat": event["seat"], "puzzle": int(event["puzzle"])} | _call(event)
+            )
+        elif kind == "reflection":
+            self.game["reflections"].append({"seat": event["seat"]} | _call(event))
+        elif kind == "round_start":
             self.game["rounds"].append(
                 {
                     "round": event["round"],
@@ -138,6 +157,8 @@ class _EngineGame:
             caps.append({"label": label, "endorsers": [seat]})
             if self.verifier_exact:
                 self.values[label] = self.answers.get(int(event["puzzle"]))
+            elif "answer" in event:  # verifier=llm: the model's answer fills the new capsule
+                self.values[label] = event["answer"]
         elif not event.get("already_endorsed"):
             for cap in caps:
                 if cap["label"] == label and seat not in cap["endorsers"]:
@@ -150,6 +171,7 @@ class _EngineGame:
                 "created": bool(event.get("created")),
                 "already": bool(event.get("already_endorsed")),
             }
+            | _call(event)
         )
 
     def finish(self, end: dict[str, Any]) -> dict[str, Any]:
@@ -353,6 +375,16 @@ def search_entries(game: dict[str, Any]) -> Iterator[list[Any]]:
                 yield [game["session"], game["game"], rnd["round"], d["seat"], str(text)[:SEARCH_CHARS]]
 
 
+def model_calls(game: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every model call of a game the page shows: own answers, each round's decisions and verifications, the
+    reflections (each a dict that may hold ``request``)."""
+    yield from game.get("own_answers", ())
+    for rnd in game["rounds"]:
+        yield from rnd["decisions"]
+        yield from rnd["verifications"]
+    yield from game.get("reflections", ())
+
+
 def write_games(
     w: Any,
     key: str,
@@ -368,7 +400,7 @@ def write_games(
         unit = f"{game['session']}-{game['game']}"
         w.put(f"r/{key}/g/{unit}.js", f"game/{key}/{game['session']}/{game['game']}", game)
         if requests is not None:
-            keys = [d.get("request") for rnd in game["rounds"] for d in rnd["decisions"]]
+            keys = [d.get("request") for d in model_calls(game)]
             requests.write(w, f"r/{key}/q/{unit}.js", f"req/{key}/{unit}", keys)
         summary = summarise(game)
         summaries.append(summary)

@@ -1,6 +1,7 @@
 """A small corpus for the viewer tests: one run of every game family (the escape room with an LLM agent on the
-fake server, so reasoning, confidence and an invalid answer are in it), two reference-study runs, and an
-analysis report next to the runs; built into a site once per test session."""
+fake server, so reasoning, confidence and an invalid answer are in it, and a second short one where the model
+also solves its own puzzles, verifies and reflects between games), two reference-study runs, and an analysis
+report next to the runs; built into a site once per test session."""
 
 from __future__ import annotations
 
@@ -19,10 +20,20 @@ from trustsim.llm.fake_server import FakeServer
 KEY_ENV = "TRUSTSIM_VIEW_TEST_KEY"
 REFERENCE_RUNS = ("main_gpt5_mini_recovery_20260520_012127", "main_gpt5_mini_smooth_20260520_200744")
 INVALID_TEXT = "I would rather not answer in JSON today."
+PUZZLE_ANSWER = (
+    "The answer is 7."  # a puzzle call's answer (own answer or verification), right by chance only
+)
+REFLECTION = "D was wrong once; I verify Q4 before trusting it next game."
 
 
 def _reply(body: dict) -> str:
-    """Verify the partner's puzzle when D failed before, else pass; every 7th answer is not JSON (invalid)."""
+    """A puzzle call answers 7, a reflection one sentence; a decision verifies the partner's puzzle when D failed
+    before, else passes; every 7th decision is not JSON (invalid)."""
+    text = body["messages"][-1]["content"]
+    if text.endswith("Reply with the integer answer only."):
+        return PUZZLE_ANSWER
+    if "Write a reflection of at most" in text:
+        return REFLECTION
     _reply.calls += 1  # type: ignore[attr-defined]
     if _reply.calls % 7 == 3:  # type: ignore[attr-defined]
         return INVALID_TEXT
@@ -58,21 +69,31 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     runs = root / "runs"
     os.environ[KEY_ENV] = "sk-view-test-not-a-key"
     with FakeServer(reply=_reply) as server:
+        llm = [
+            "+experiment=mid2strike",
+            "agent=llm",
+            "agent.prompt=trustsim",
+            "model=openai_compatible",
+            f"model.api_base={server.api_base}",
+            "model.litellm_model=openai/fake-model",
+            f"model.api_key_env={KEY_ENV}",
+            f"llm.store_path={root / 'store.sqlite'}",
+            "game.games=5",
+            "game.own_answer=exact",  # the model's decisions are the subject (the study presets would
+            "game.verifier=exact",  # also ask it to solve and verify)
+        ]
+        code = run_in_process(llm, runs / "escape_llm")
+        assert code == 0
+        # the model's other calls: its own answers, its verifications and its reflections between games
         code = run_in_process(
             [
-                "+experiment=mid2strike",
-                "agent=llm",
-                "agent.prompt=trustsim",
-                "model=openai_compatible",
-                f"model.api_base={server.api_base}",
-                "model.litellm_model=openai/fake-model",
-                f"model.api_key_env={KEY_ENV}",
-                f"llm.store_path={root / 'store.sqlite'}",
-                "game.games=5",
-                "game.own_answer=exact",  # the model's decisions are the subject (the study presets would
-                "game.verifier=exact",  # also ask it to solve and verify)
+                *llm[:-3],
+                "memory=reflection",
+                "game.games=2",
+                "game.own_answer=llm",
+                "game.verifier=llm",
             ],
-            runs / "escape_llm",
+            runs / "escape_llm_calls",
         )
         assert code == 0
     # a trust game of two model players (litellm's mock_response): each exchange's two requests

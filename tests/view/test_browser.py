@@ -164,6 +164,39 @@ def test_a_decision_opens_its_request_and_raw_response(site: Path, page) -> None
     assert page.locator("#decisions tr.req-panel").count() == 0
 
 
+def _opens_its_request(page, button, requests: dict, call: dict) -> None:  # type: ignore[no-untyped-def]
+    """Clicking ``button`` opens the call's request panel right after its line: the exact messages, the raw text."""
+    entry = requests["entries"][call["request"]]
+    button.click()
+    panel = page.locator("li.req-panel")
+    panel.wait_for()
+    messages = panel.locator(".msg pre").all_inner_texts()
+    assert messages == [requests["texts"][m["content"]] for m in entry["messages"]]
+    assert panel.locator("pre.response").inner_text() == entry["response"] == call["raw"]
+    assert entry["purpose"] in panel.locator("h4").first.inner_text()
+    button.click()  # closes it again
+    assert page.locator("li.req-panel").count() == 0
+
+
+def test_own_answers_verifications_and_reflections_open_their_requests(site: Path, page) -> None:  # type: ignore[no-untyped-def]
+    key = _key(site, "escape_llm_calls")
+    game = read_data(site, f"r/{key}/g/0-1.js")
+    requests = read_data(site, f"r/{key}/q/0-1.js")
+    page.goto((site / "index.html").as_uri() + f"#/game/{key}/0/1/1")
+    page.wait_for_selector("ul.own-answers button.req")
+    own = page.locator("ul.own-answers li.own-answer")
+    assert own.count() == 3 and "answered 7" in own.first.inner_text()
+    _opens_its_request(page, own.first.locator("button.req"), requests, game["own_answers"][0])
+    verification = page.locator("ul.events li.verification button.req").first
+    _opens_its_request(page, verification, requests, game["rounds"][0]["verifications"][0])
+    _shot(page, "own_answer_and_verification")
+    page.goto((site / "index.html").as_uri() + f"#/game/{key}/0/1/end")
+    page.wait_for_selector("ul.reflections button.req")
+    reflection = page.locator("ul.reflections li.reflection").first
+    _opens_its_request(page, reflection.locator("button.req"), requests, game["reflections"][0])
+    _shot(page, "reflection")
+
+
 def _whole_words(term: str) -> re.Pattern[str]:
     """The documented search rule for one term: its words, as whole words, in order, ignoring case."""
     body = r"\s+".join(re.escape(w) for w in term.split())

@@ -13,7 +13,7 @@ import pandas as pd
 from analysis.view.markdown import markdown_to_html
 from analysis.view.site import build_site
 
-from .conftest import INVALID_TEXT, REFERENCE_RUNS, read_data, view
+from .conftest import INVALID_TEXT, REFERENCE_RUNS, REFLECTION, read_data, view
 
 
 def _index(site: Path) -> dict:
@@ -187,6 +187,44 @@ def test_each_llm_decision_shows_its_exact_request_and_raw_response(site: Path, 
     assert len(asked) == row["calls_sent"] == run["requests"]["found"]
 
 
+def test_own_answers_verifications_and_reflections_show_their_requests(site: Path, corpus: Path) -> None:
+    """The model's calls outside the decisions (game.own_answer=llm, game.verifier=llm, reflection memory) are on
+    the game page with their answers, each with its exact request and raw response in the game's request file."""
+    row = _row(site, "escape_llm_calls")
+    run = read_data(site, f"r/{row['key']}/run.js")
+    assert run["requests"]["missing"] == 0
+    rows = _store_rows(corpus.parent / "store.sqlite")
+    purposes = {"own_answer": 0, "solve": 0, "reflection": 0}
+    shown = set()
+    for summary in run["games"]:
+        unit = f"{summary['session']}-{summary['game']}"
+        game = read_data(site, f"r/{row['key']}/g/{unit}.js")
+        entries = _requests(site, row["key"], unit)
+        verifications = [v for r in game["rounds"] for v in r["verifications"]]
+        assert len(game["own_answers"]) == 3 and len(game["reflections"]) == 3  # the model seats A-C
+        assert verifications and all(v["answer"] == 7 for v in verifications)
+        assert all(c["answer"] == 7 for c in game["own_answers"])
+        assert {c["raw"] for c in game["reflections"]} == {REFLECTION}
+        for call in [*game["own_answers"], *verifications, *game["reflections"]]:
+            request, text = rows[call["request"]]
+            entry = entries[call["request"]]
+            assert entry["messages"] == request["messages"] and entry["params"] == request["params"]
+            assert entry["response"] == text == call["raw"]
+            purposes[entry["purpose"]] += 1
+            shown.add(call["request"])
+        # the verifiers' answers are in the log, so every capsule is known right or wrong
+        assert all(c["right"] in (True, False) for caps in game["end"]["capsules"].values() for c in caps)
+    assert all(purposes.values()), purposes
+    assert shown | {d["request"] for s in run["games"] for d in _decisions(site, row["key"], s)} == (
+        _requests_asked(corpus / "escape_llm_calls")
+    )
+
+
+def _decisions(site: Path, key: str, summary: dict) -> list[dict]:
+    game = read_data(site, f"r/{key}/g/{summary['session']}-{summary['game']}.js")
+    return [d for r in game["rounds"] for d in r["decisions"] if d.get("request")]
+
+
 def test_scripted_runs_ask_nothing_and_reference_logs_say_why(site: Path) -> None:
     for name in ("escape_bayes", "reliance", "arena", "trust_game"):
         key = _row(site, name)["key"]
@@ -219,6 +257,25 @@ def test_a_missing_store_or_entry_is_said_plainly(corpus: Path, tmp_path: Path) 
     units = (tmp_path / "pruned_site" / "data" / "r" / key / "q").glob("*.js")
     entries = {k: v for u in units for k, v in _requests(tmp_path / "pruned_site", key, u.stem).items()}
     assert entries[gone] is None and all(v is not None for k, v in entries.items() if k != gone)
+
+
+def test_a_pruned_reflection_or_own_answer_says_so(corpus: Path, tmp_path: Path) -> None:
+    """A store that lacks a reflection's and an own answer's entry: those two say so, the others show theirs."""
+    events = [
+        json.loads(line) for line in (corpus / "escape_llm_calls" / "events.jsonl").read_text().splitlines()
+    ]
+    gone = {next(e["request"] for e in events if e["type"] == kind) for kind in ("reflection", "own_answer")}
+    pruned = tmp_path / "pruned.sqlite"
+    shutil.copyfile(corpus.parent / "store.sqlite", pruned)
+    with sqlite3.connect(pruned) as conn:
+        for k in gone:
+            assert conn.execute("DELETE FROM responses WHERE key = ?", (k,)).rowcount == 1
+    build_site([corpus / "escape_llm_calls"], tmp_path / "site", store=pruned)
+    key = _only_key(tmp_path / "site")
+    assert read_data(tmp_path / "site", f"r/{key}/run.js")["requests"]["missing"] == 2
+    units = (tmp_path / "site" / "data" / "r" / key / "q").glob("*.js")
+    entries = {k: v for u in units for k, v in _requests(tmp_path / "site", key, u.stem).items()}
+    assert {k for k, v in entries.items() if v is None} == gone
 
 
 def _requests_asked(run: Path) -> set[str]:

@@ -83,7 +83,7 @@ async function toggleRequest(btn) {
     panel = document.createElement("tr");
     panel.innerHTML = `<td colspan="${host.children.length}">${html}</td>`;
   } else {
-    panel = document.createElement("div");
+    panel = document.createElement(host.tagName === "LI" ? "li" : "div");
     panel.innerHTML = html;
   }
   panel.className = "req-panel";
@@ -294,11 +294,19 @@ function decisionRows(decisions, run, unit) {
   }).join("");
 }
 
-function roundEvents(rnd) {
+/* A model's answer outside the decisions (game.verifier=llm, game.own_answer=llm): what it answered, and its
+   request one click away as a decision's. */
+function answered(call) {
+  if (!("answer" in call)) return "";
+  return call.answer === null ? " · answered nothing usable" : ` · answered ${esc(call.answer)}`;
+}
+
+function roundEvents(rnd, run, unit) {
   const items = [];
   for (const v of rnd.verifications) {
     const what = v.created === null || v.created === undefined ? `verified Q${v.puzzle}` : v.created ? `verified Q${v.puzzle}: no capsule matched, opened ${v.capsule}` : v.already ? `verified Q${v.puzzle}: already endorsed ${v.capsule}` : `verified Q${v.puzzle}: agreed with ${v.capsule}`;
-    items.push(`<li>${esc(v.seat)} ${esc(what)} (−1 coin)</li>`);
+    const req = v.request || v.raw ? ` ${requestCell(run, unit, v.request, v.raw)}` : "";
+    items.push(`<li class="verification" data-seat="${esc(v.seat)}">${esc(v.seat)} ${esc(what)} (−1 coin)${answered(v)}${req}</li>`);
   }
   if (rnd.volunteer) {
     const pw = rnd.volunteer.password ? Object.entries(rnd.volunteer.password).map(([q, l]) => `Q${String(q).replace(/^Q/, "")}→${l}`).join(", ") : "";
@@ -310,12 +318,33 @@ function roundEvents(rnd) {
   return `<ul class="events">${items.join("")}</ul>${ann}`;
 }
 
+/* Before round 1 (game.own_answer=llm): each model seat solved its own puzzle; the answer is sealed in its capsule. */
+function ownAnswers(game, run, unit) {
+  const calls = game.own_answers || [];
+  if (!calls.length) return "";
+  const truth = Object.fromEntries((game.puzzles || []).map((p) => [p.slot, p.answer]));
+  const rows = calls.map((c) => {
+    const right = c.answer !== null && c.answer === truth[`Q${c.puzzle}`];
+    return `<li class="own-answer" data-seat="${esc(c.seat)}">${esc(c.seat)} solved Q${esc(c.puzzle)}${answered(c)} <span class="badge ${right ? "dright" : "dwrong"}">${right ? "right" : "wrong"}</span> ${requestCell(run, unit, c.request, c.raw)}</li>`;
+  }).join("");
+  return `<h3>Own answers <span class="muted">(sealed in each seat's capsule before round 1)</span></h3><ul class="events own-answers">${rows}</ul>`;
+}
+
+/* After the game (reflection memory): each seat's reflection, carried into its next game. */
+function reflections(game, run, unit) {
+  const calls = game.reflections || [];
+  if (!calls.length) return "";
+  const rows = calls.map((c) => `<li class="reflection" data-seat="${esc(c.seat)}"><strong>${esc(c.seat)}</strong> ${requestCell(run, unit, c.request, c.raw)}<pre class="raw">${esc(c.raw ?? "")}</pre></li>`).join("");
+  return `<h3>Reflections <span class="muted">(written after the game, carried into the next)</span></h3><ul class="events reflections">${rows}</ul>`;
+}
+
 async function renderGame(key, session, gameNo, roundArg) {
   const [run, game] = await Promise.all([runData(key), load(`game/${key}/${session}/${gameNo}`, `r/${key}/g/${session}-${gameNo}.js`)]);
   const games = run.games.filter((g) => String(g.session) === String(session));
   const n = game.rounds.length;
   const end = roundArg === "end" || Number(roundArg) > n;
   const r = end ? n + 1 : Math.max(1, Number(roundArg) || 1);
+  const unit = `${session}-${gameNo}`;
   crumbs(` › <a href="#/run/${key}">${esc(run.row.experiment ?? key)}</a> › session ${esc(session)} › game ${esc(gameNo)}`);
   const dbadge = game.d_correct ? '<span class="badge dright">D correct</span>' : '<span class="badge dwrong">D wrong (partner failure game)</span>';
   let body = `<h1>Game ${esc(gameNo)} ${dbadge}</h1>${strip(key, games, Number(gameNo))}${STRIP_LEGEND}
@@ -325,12 +354,13 @@ async function renderGame(key, session, gameNo, roundArg) {
     const e = game.end;
     body += `<p id="outcome"><strong>Outcome: ${esc(e.outcome)}</strong>${e.escape_round ? ` in round ${e.escape_round}` : ""} · survivors ${esc((e.survivors || []).join(", ") || "none")}</p>
       <p>coins ${Object.entries(e.coins || {}).map(([s, c]) => `<span class="chip">${esc(s)}: ${c}</span>`).join("")} · scores ${Object.entries(e.scores || {}).map(([s, c]) => `<span class="chip">${esc(s)}: ${c}</span>`).join("")}</p>
-      <h3>Capsules after the game (✓ right, ✗ wrong)</h3>${capsuleTable(game, e.capsules || {}, true)}`;
+      <h3>Capsules after the game (✓ right, ✗ wrong)</h3>${capsuleTable(game, e.capsules || {}, true)}${reflections(game, run, unit)}`;
   } else {
     const rnd = game.rounds[r - 1];
     body += `<p>alive ${rnd.alive.map((s) => `<span class="chip">${esc(s)}: ${esc(rnd.coins[s] ?? "?")} coins</span>`).join("")}</p>
-      <div class="grid2"><div><h3>Capsules seen this round</h3>${capsuleTable(game, rnd.capsules, false)}<h3>What happened</h3>${roundEvents(rnd)}</div>
-      <div><h3>Decisions</h3><table id="decisions"><thead><tr><th>seat</th><th>action</th><th>resolved</th><th>stated confidence</th><th>reasoning</th><th>request</th></tr></thead><tbody>${decisionRows(rnd.decisions, run, `${session}-${gameNo}`)}</tbody></table></div></div>`;
+      ${r === 1 ? ownAnswers(game, run, unit) : ""}
+      <div class="grid2"><div><h3>Capsules seen this round</h3>${capsuleTable(game, rnd.capsules, false)}<h3>What happened</h3>${roundEvents(rnd, run, unit)}</div>
+      <div><h3>Decisions</h3><table id="decisions"><thead><tr><th>seat</th><th>action</th><th>resolved</th><th>stated confidence</th><th>reasoning</th><th>request</th></tr></thead><tbody>${decisionRows(rnd.decisions, run, unit)}</tbody></table></div></div>`;
   }
   app().innerHTML = body;
   const idx = games.findIndex((g) => Number(g.game) === Number(gameNo));
