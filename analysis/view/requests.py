@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trustsim.llm.store import open_read_only
 from trustsim.rundir import Run
 
 DEFAULT_STORE = "outputs/request_store.sqlite"  # llm.store_path's default (trustsim.llm.config)
@@ -30,28 +31,13 @@ _ROW = (
 )
 
 
-def _open_read_only(path: Path) -> sqlite3.Connection:
-    """A read-only connection to a store file (never creates or changes anything)."""
-    last: sqlite3.Error | None = None
-    for flags in ("mode=ro", "mode=ro&immutable=1"):
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True, check_same_thread=False)
-        try:
-            conn.execute("SELECT key FROM responses LIMIT 1").fetchall()
-            return conn
-        except sqlite3.Error as exc:
-            conn.close()
-            last = exc
-    assert last is not None
-    raise last
-
-
 class StoreReader:
     """Read-only lookups by key in one store file or every shard (``*.sqlite``) of a store directory."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         files = sorted(path.glob("*.sqlite")) if path.is_dir() else [path]
-        self._conns = [_open_read_only(f) for f in files]
+        self._conns = [open_read_only(f) for f in files]
 
     def get(self, key: str) -> dict[str, Any] | None:
         for conn in self._conns:
