@@ -111,19 +111,8 @@ def decision_fields(r: DecisionRecord) -> dict[str, Any]:
     }
     if r.invalid_reason:
         fields["invalid_reason"] = r.invalid_reason
-    if d.raw_text is not None:
-        fields |= {
-            "raw": d.raw_text,
-            "reasoning": d.reasoning,
-            "parse_error": d.parse_error,
-            "latency_s": round(d.latency_s, 4),
-            "prompt_tokens": d.prompt_tokens,
-            "completion_tokens": d.completion_tokens,
-            "cached_tokens": d.cached_tokens,
-            "cached": d.cached,
-        }
-        if d.request_key:
-            fields["request"] = d.request_key
+    if d.raw_text is not None:  # a model's answer: its text, what was read from it, and the call's fields
+        fields |= {"raw": d.raw_text, "reasoning": d.reasoning, "parse_error": d.parse_error} | call_fields(d)
     if d.confidence is not None:
         fields["confidence"] = d.confidence
     if d.trusted is not None:
@@ -131,9 +120,9 @@ def decision_fields(r: DecisionRecord) -> dict[str, Any]:
     return fields
 
 
-def call_fields(call: ModelCall) -> dict[str, Any]:
-    """The fields a model call that is not a decision adds to its event (``verification`` with
-    ``verifier=llm``, ``own_answer``, ``reflection``): the raw answer, its cost and its request-store key."""
+def call_fields(call: ModelCall | Decision) -> dict[str, Any]:
+    """The fields a model call adds to its event (a decision's, or ``verification`` with ``verifier=llm``,
+    ``own_answer``, ``reflection``): the raw answer, its cost and its request-store key."""
     fields: dict[str, Any] = {
         "raw": call.raw_text,
         "latency_s": round(call.latency_s, 4),
