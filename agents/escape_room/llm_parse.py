@@ -118,7 +118,7 @@ def _from_object(obj: dict[str, Any]) -> Parsed:
         return Parsed(Action.verify(target), trusted=trusted, **common)
     if kind == "volunteer":
         # A well-formed volunteer with an empty, partial or malformed password stays a volunteer: the game
-        # names what is wrong (incomplete_password / missing_capsule), not "unparseable" (issue 11).
+        # names what is wrong (incomplete_password / missing_capsule), not "unparseable".
         password = _partial_labels(obj.get("password"))
         return Parsed(Action.volunteer(password), trusted=trusted or dict(password) or None, **common)
     return Parsed(None, error=f"unknown action {str(obj.get('action'))[:40]!r}", **common)

@@ -169,7 +169,7 @@ def yardstick_decisions(paths: list[str]) -> pd.DataFrame | None:
 def yardstick(
     subject: Any, decisions: pd.DataFrame | None, *, resamples: int, seed: int
 ) -> dict[str, Figure]:
-    """Escape-room regret and protective share under the yardstick (issue 14 item 2)."""
+    """Escape-room regret and protective share under the yardstick."""
     from analysis.stats import cluster_bootstrap_mean, cluster_bootstrap_ratio
 
     try:
