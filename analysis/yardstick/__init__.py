@@ -7,8 +7,7 @@ and ``evidence.py``; teammates playing a stated policy, the variant; the game's 
 action; the coin a verification costs; the seat's best response afterwards), the expected score of each legal
 action given only what that seat could observe, the regret of the action taken (best minus chosen, in
 expected coins) and whether a verification was protective (its expected value beats every action without a
-verification) or ritual. ``montecarlo.py`` re-estimates the expected values by simulation. ``v1/`` holds the
-superseded first model, kept only for the comparison in docs/yardstick.md (``--model v1``).
+verification) or ritual. ``montecarlo.py`` re-estimates the expected values by simulation.
 
 Command line: ``python -m analysis yardstick DIR... --out OUT [--reference]`` (``docs/yardstick.md``).
 Python::

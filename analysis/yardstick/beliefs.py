@@ -12,7 +12,7 @@ is already explained (a failed password that named a capsule a verifier showed w
 so changes nothing; repeating a failed password adds nothing either.
 
 This replaces the ``bayes`` agent's rule (β shared among the suspects of a failed password), which stays that
-agent's heuristic (``agents/escape_room/bayes.py``; the old yardstick, ``v1``, used it too).
+agent's heuristic (``agents/escape_room/bayes.py``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pandas as pd
 
 from analysis.cli_options import add_common_options, non_negative_int, positive_float
 from analysis.yardstick.model import MODEL_VERSION, VARIANTS
-from analysis.yardstick.score import LABEL, MODELS
+from analysis.yardstick.score import LABEL
 
 
 def add_parser(subparsers: Any) -> None:
@@ -45,13 +45,6 @@ def add_parser(subparsers: Any) -> None:
         help="the teammates' policy: team = the reference (bayes) rule on their exact beliefs, self_reliant = "
         "they pass (default team; see docs/yardstick.md)",
     )
-    p.add_argument(
-        "--model",
-        choices=MODELS,
-        default=MODEL_VERSION,
-        help=f"the yardstick's model version (default {MODEL_VERSION}); v1 is the superseded first model, kept "
-        "only for the comparison in docs/yardstick.md (its team variant spares a verifier the elimination)",
-    )
     p.add_argument("--prior-alpha", type=positive_float, default=1.0, help="Beta prior alpha (default 1)")
     p.add_argument("--prior-beta", type=positive_float, default=1.0, help="Beta prior beta (default 1)")
     p.add_argument(
@@ -78,34 +71,21 @@ def _fmt(est: float, low: float, high: float, digits: int = 3) -> str:
     return f"{est:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
-MODEL_TEXT = {
-    "v2": (
-        "each partner's reliability from the exact posterior of the session's public evidence (Beta({a:g}, {b:g}) "
-        "prior), verifiers taken as exact, {teammates}, the partner passes, every action facing the game's "
-        "elimination rule (if nobody volunteers, one live seat dies), a verification costing one coin, the seat "
-        "then playing its best response"
-    ),
-    "v1": (
-        "**superseded; kept only for the comparison in docs/yardstick.md**: Beta({a:g}, {b:g}) prior per partner "
-        "updated by the bayes agent's heuristic, other seats not modelled, passing risks this round's "
-        "elimination (1/alive), {verifier}"
-    ),
-}
+MODEL_TEXT = (
+    "each partner's reliability from the exact posterior of the session's public evidence (Beta({a:g}, {b:g}) "
+    "prior), verifiers taken as exact, {teammates}, the partner passes, every action facing the game's "
+    "elimination rule (if nobody volunteers, one live seat dies), a verification costing one coin, the seat "
+    "then playing its best response"
+)
 TEAMMATES = {
     "team": "teammates playing the reference (bayes) rule on their exact beliefs",
     "self_reliant": "teammates passing",
 }
-V1_VERIFIER = {
-    "team": "a verification spared the round's elimination",
-    "self_reliant": "a verification round risking the elimination like a pass",
-}
 
 
-def model_text(model: str, variant: str, prior: tuple[float, float]) -> str:
+def model_text(variant: str, prior: tuple[float, float]) -> str:
     """The model in one clause (``report.md``)."""
-    return MODEL_TEXT[model].format(
-        a=prior[0], b=prior[1], teammates=TEAMMATES[variant], verifier=V1_VERIFIER[variant]
-    )
+    return MODEL_TEXT.format(a=prior[0], b=prior[1], teammates=TEAMMATES[variant])
 
 
 def report_text(
@@ -113,14 +93,13 @@ def report_text(
     variant: str,
     prior: tuple[float, float],
     level: float,
-    model: str = MODEL_VERSION,
 ) -> str:
     """``report.md``: what the yardstick is, the summary table and the Monte Carlo check."""
     summary, validation = tables["summary"], tables["validation"]
     lines = [
-        f"# Escape-room yardstick (model {model})",
+        f"# Escape-room yardstick (model {MODEL_VERSION})",
         "",
-        f"**A {LABEL}.** Reference model `{model}`, variant `{variant}`: {model_text(model, variant, prior)}. "
+        f"**A {LABEL}.** Reference model `{MODEL_VERSION}`, variant `{variant}`: {model_text(variant, prior)}. "
         "Unit: expected score in coins (coins kept if the team escapes with the seat alive, else 0). Regret = "
         "best minus chosen expected score; a verification is *protective* when its expected value exceeds that "
         "of the best action without a verification, else *ritual*. See docs/yardstick.md.",
@@ -180,7 +159,6 @@ def run(args: argparse.Namespace) -> int:
         include_incomplete=args.include_incomplete,
         prior=prior,
         variant=args.variant,
-        model=args.model,
         n_resamples=args.resamples,
         seed=args.seed,
         level=args.level,
@@ -194,11 +172,9 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, df in tables.items():
         df.to_csv(out / f"{name}.csv", index=False, lineterminator="\n")
-    (out / "report.md").write_text(
-        report_text(tables, args.variant, prior, args.level, args.model), encoding="utf-8"
-    )
+    (out / "report.md").write_text(report_text(tables, args.variant, prior, args.level), encoding="utf-8")
     say(
         f"scored {len(tables['decisions'])} decisions in {len(tables['summary'])} cell(s); wrote {out} "
-        f"in {time.perf_counter() - t0:.1f} s ({LABEL}, model {args.model})"
+        f"in {time.perf_counter() - t0:.1f} s ({LABEL}, model {MODEL_VERSION})"
     )
     return 0

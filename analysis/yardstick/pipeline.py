@@ -10,7 +10,6 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.rundirs import DataWarning, RunDirError, discover_runs
-from analysis.yardstick.model import MODEL_VERSION
 from analysis.yardstick.score import DECISION_COLUMNS, Scored, score_runs
 from analysis.yardstick.summary import summarise, validate
 from analysis.yardstick.traces import RunTrace, engine_trace, iter_reference_traces
@@ -56,11 +55,11 @@ def load(paths: Iterable[str | Path], *, include_incomplete: bool = False) -> Lo
 
 
 def decisions_table(
-    runs: list[RunTrace], *, prior: tuple[float, float], variant: str, model: str = MODEL_VERSION
+    runs: list[RunTrace], *, prior: tuple[float, float], variant: str
 ) -> tuple[pd.DataFrame, list[Scored]]:
     """Every scored decision, in a stable order (source, run, session, game, round, seat), and each one's
     :class:`Scored` (same order; its ``simulate`` is the Monte Carlo check)."""
-    rows = score_runs(runs, prior, variant, model)
+    rows = score_runs(runs, prior, variant)
     states = [row.pop("_check") for row in rows]
     df = pd.DataFrame(rows, columns=DECISION_COLUMNS)
     if df.empty:
@@ -77,7 +76,6 @@ def analyse_paths(
     include_incomplete: bool = False,
     prior: tuple[float, float] = (1.0, 1.0),
     variant: str = "team",
-    model: str = MODEL_VERSION,
     n_resamples: int = 2000,
     seed: int = 0,
     level: float = 0.95,
@@ -89,7 +87,7 @@ def analyse_paths(
     loaded = load(paths, include_incomplete=include_incomplete)
     n_games = sum(len(r.games) for r in loaded.runs)
     say(f"scoring {n_games} games of {len(loaded.runs)} run(s) ...")
-    decisions, states = decisions_table(loaded.runs, prior=prior, variant=variant, model=model)
+    decisions, states = decisions_table(loaded.runs, prior=prior, variant=variant)
     summary = summarise(decisions, n_resamples=n_resamples, seed=seed, level=level)
     validation = validate(decisions, states, n_decisions=mc_decisions, n_sims=mc_sims, seed=seed)
     return {"decisions": decisions, "summary": summary, "validation": validation}, loaded

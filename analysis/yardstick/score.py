@@ -1,8 +1,5 @@
-"""Score every decision of the seats under test: expected value of each legal action, regret, protective flag.
-
-The model (``v2``, :mod:`analysis.yardstick.model`) is the default; ``model="v1"`` scores with the superseded
-first model (:mod:`analysis.yardstick.v1`), kept only for the side-by-side comparison in docs/yardstick.md.
-"""
+"""Score every decision of the seats under test: expected value of each legal action, regret, protective flag,
+under the model of :mod:`analysis.yardstick.model`."""
 
 from __future__ import annotations
 
@@ -32,8 +29,6 @@ from analysis.yardstick.model import (
 from analysis.yardstick.traces import PARTNER, Choice, GameTrace, RoundTrace, RunTrace, resolve_name
 
 LABEL = "model-based yardstick, not the exact optimum of the game"
-MODELS = ("v2", "v1")
-"""Model versions: ``v2`` (current) and ``v1`` (superseded; kept for the comparison in docs/yardstick.md)."""
 DECISION_COLUMNS = [
     "yardstick",
     "model_version",
@@ -90,7 +85,7 @@ class Scored:
     chosen: float
     death_risk_pass: float
     death_risk_volunteer: float
-    p_teammate_volunteers: float | None
+    p_teammate_volunteers: float
     simulate: Simulate
 
 
@@ -106,7 +101,6 @@ def decision_row(
     *,
     cluster: str,
     variant: str,
-    version: str,
     failed_passwords: int,
     scored: Scored,
 ) -> dict[str, Any]:
@@ -123,7 +117,7 @@ def decision_row(
     agent, model = game.players.get(choice.seat, (run.agent, run.model))
     row = {
         "yardstick": LABEL,
-        "model_version": version,
+        "model_version": MODEL_VERSION,
         "variant": variant,
         "source": run.source,
         "run_id": run.run_id,
@@ -154,9 +148,7 @@ def decision_row(
         "regret": _fmt(max(best_value - scored.chosen, 0.0)),
         "death_risk_pass": _fmt(scored.death_risk_pass),
         "death_risk_volunteer": _fmt(scored.death_risk_volunteer),
-        "p_teammate_volunteers": (
-            _fmt(scored.p_teammate_volunteers) if scored.p_teammate_volunteers is not None else None
-        ),
+        "p_teammate_volunteers": _fmt(scored.p_teammate_volunteers),
         "verify_gain": _fmt(gain) if not math.isnan(gain) else None,
         "protective": protective,
     }
@@ -290,7 +282,6 @@ def score_game(
                     choice,
                     cluster=cluster,
                     variant=variant,
-                    version=MODEL_VERSION,
                     failed_passwords=failed,
                     scored=scored,
                 )
@@ -334,14 +325,7 @@ def score_runs(
     runs: Iterable[RunTrace],
     prior: tuple[float, float] = (1.0, 1.0),
     variant: str = "team",
-    model: str = MODEL_VERSION,
 ) -> list[dict[str, Any]]:
-    """Rows of every run, in the given order, under model ``model`` (``v2``, or ``v1`` for the comparison)."""
-    if model not in MODELS:
-        raise ValueError(f"unknown yardstick model {model!r} (choose from {', '.join(MODELS)})")
-    if model == "v1":
-        from analysis.yardstick.v1.score import score_run as score_run_v1
-
-        return [row for run in runs for row in score_run_v1(run, prior, variant)]
+    """Rows of every run, in the given order."""
     cache = ModelCache()
     return [row for run in runs for row in score_run(run, prior, variant, cache)]

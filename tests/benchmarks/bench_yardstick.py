@@ -4,8 +4,8 @@ Scores the shipped reference logs (1,765 + 21 games) ``--repeat`` times and prin
 time and the CPU time of that repeat: reading the logs into round-by-round traces, scoring every decision
 (expected value of each legal action, regret, protective flag), the per-cell summary with ``--resamples``
 cluster-bootstrap intervals, and the Monte Carlo check of ``--mc-decisions`` decisions. Every repeat starts
-cold (the model's caches live in one scoring call). ``--model v1`` times the superseded first model. No
-pass/fail threshold; the load average is printed with the numbers.
+cold (the model's caches live in one scoring call). No pass/fail threshold; the load average is printed
+with the numbers.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from analysis.reference_data import reference_dir  # noqa: E402
+from analysis.yardstick.model import MODEL_VERSION  # noqa: E402
 from analysis.yardstick.pipeline import decisions_table, load  # noqa: E402
-from analysis.yardstick.score import MODELS  # noqa: E402
 from analysis.yardstick.summary import summarise, validate  # noqa: E402
 
 T = TypeVar("T")
@@ -35,7 +35,6 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--mc-decisions", type=int, default=200)
     parser.add_argument("--mc-sims", type=int, default=20_000)
-    parser.add_argument("--model", choices=MODELS, default=MODELS[0])
     parser.add_argument("--variant", choices=("team", "self_reliant"), default="team")
     args = parser.parse_args()
     root = reference_dir()
@@ -53,7 +52,7 @@ def main() -> None:
     for _ in range(args.repeat):
         loaded = timed("load", load, [root])
         decisions, checks = timed(
-            "score", decisions_table, loaded.runs, prior=(1.0, 1.0), variant=args.variant, model=args.model
+            "score", decisions_table, loaded.runs, prior=(1.0, 1.0), variant=args.variant
         )
         summary = timed("summary", summarise, decisions, n_resamples=args.resamples)
         timed("monte_carlo", validate, decisions, checks, n_decisions=args.mc_decisions, n_sims=args.mc_sims)
@@ -64,7 +63,7 @@ def main() -> None:
         return f"{wall:.2f} s (cpu {cpu:.2f} s)"
 
     print(
-        f"yardstick {args.model} ({args.variant}) on the reference logs: {games} games, {len(decisions)} decisions, "
+        f"yardstick {MODEL_VERSION} ({args.variant}) on the reference logs: {games} games, {len(decisions)} decisions, "
         f"{len(summary)} cells"
     )
     print(

@@ -17,7 +17,6 @@ from analysis.yardstick.beliefs import Posterior
 from analysis.yardstick.evidence import bit
 from analysis.yardstick.model import EPS, TESTED, GameTable, RoundState, simplify
 from analysis.yardstick.pipeline import analyse_paths
-from analysis.yardstick.v1.model import State, action_values
 from tests.yardstick.test_beliefs import random_game
 
 MAX_ROUNDS = (1, 2, 3, 4, 5)
@@ -151,40 +150,6 @@ def test_a_pass_is_the_best_action_in_the_documented_state() -> None:
                 (0.5625, 0.5, 0.375)
             )
     assert pass_best == {1: True, 2: True, 3: True, 4: True, 5: False, 6: False, 7: False}
-
-
-def _bayes_rule(s: State) -> str:
-    if not s.uncertain:
-        return "volunteer"
-    k = min(s.uncertain, key=lambda q: (s.prob(q), q))
-    return f"verify:{k}" if s.coins > 0 and (1 - s.prob(k)) * s.coins > 1 else "volunteer"
-
-
-def test_the_v1_claim_holds_where_claimed_and_only_there() -> None:
-    """v1 ``team`` (superseded): the bayes rule is optimal whenever a round is left after this one and no
-    password has failed in the game; any coins, any max_rounds. In the last round it is not."""
-    checked = outside = 0
-    for max_rounds in MAX_ROUNDS:
-        for coins in COINS:
-            rng = np.random.default_rng(7 * max_rounds + coins)
-            for _ in range(40):
-                probs = {1: 1.0, 2: 1.0, 3: 1.0, 4: 1.0}
-                for k in rng.choice([2, 3, 4], size=int(rng.integers(0, 4)), replace=False):
-                    probs[int(k)] = float(rng.choice([i / (i + j) for i in range(1, 9) for j in range(1, 5)]))
-                number = int(rng.integers(1, min(max_rounds, 4) + 1))
-                uncertain = [k for k, p in probs.items() if p < 1]
-                failed = [uncertain] if uncertain and rng.random() < 0.3 else []
-                s = State.of(
-                    int(rng.integers(0, coins + 1)), probs, 5 - number, max_rounds - number + 1, failed
-                )
-                values = action_values(s, [1, 2, 3, 4], "team")
-                ok = values[_bayes_rule(s)] >= max(values.values()) - EPS
-                if s.rounds_left >= 2 and not failed:
-                    assert ok, (max_rounds, coins, s)
-                    checked += 1
-                elif not ok:
-                    outside += 1
-    assert checked >= 200 and outside >= 1
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """The yardstick on scripted runs: the exact posterior equals the bayes agent's beliefs before any failed
-password, the team variant's teammates play as bayes teammates did, v1's claim where it holds, outputs labelled
+password, the team variant's teammates play as bayes teammates did, outputs labelled
 with the model version and deterministic, damaged events handled by the reader's damage rule."""
 
 from __future__ import annotations
@@ -41,15 +41,6 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def _score(paths: list[Path], **options: object) -> dict[str, pd.DataFrame]:
     tables, _ = analyse_paths(paths, mc_decisions=0, n_resamples=200, **options)  # type: ignore[arg-type]
     return tables
-
-
-def test_v1_bayes_has_zero_regret_where_a_round_is_left_and_no_password_failed(runs: dict[str, Path]) -> None:
-    """The superseded v1 model's claim, with its conditions (docs/yardstick.md, the comparison section)."""
-    d = _score([runs["bayes"], runs["anchor"]], model="v1")["decisions"]
-    assert len(d) > 300 and set(d["agent"]) == {"bayes"} and set(d["model_version"]) == {"v1"}
-    clean = d[(d["failed_passwords"] == 0) & (d["rounds_left"] >= 2)]
-    assert (clean["regret"] <= 1e-9).all(), clean[clean["regret"] > 1e-9]
-    assert set(d["schedule"]) == {"mid2strike", "anchor"}
 
 
 def _before_any_failure_mask(run: Path, keys: list[tuple[int, int, int]]) -> list[bool]:
