@@ -45,7 +45,8 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute the trust analysis; returns the exit code."""
-    from analysis.trust.pipeline import analyse, write_outputs
+    from analysis.trust.pipeline import analyse
+    from analysis.trust.report import write_outputs
 
     def say(msg: str) -> None:
         if not args.quiet:

@@ -1,4 +1,4 @@
-"""The whole trust analysis: load, measure, tabulate, draw, report."""
+"""The trust analysis computed: load, measures, deltas, curves, survival (``report.py`` writes it out)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ import time
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
 from analysis.rundirs import DataWarning, RunDirError
-from analysis.trust import figures, tables
 from analysis.trust.loader import TrustData, load_trust_data
 from analysis.trust.measures import (
     AnchorCell,
@@ -26,7 +24,7 @@ from analysis.trust.measures import (
     per_game_curves,
     verification_by_round,
 )
-from analysis.trust.seats import seat_matrix_md, seat_outcomes, seat_verification
+from analysis.trust.seats import seat_outcomes, seat_verification
 from analysis.trust.survival import survival_curves
 
 log = logging.getLogger(__name__)
@@ -111,42 +109,3 @@ def analyse(
         data, cells, anchors, deltas, curves, by_round, km, [*data.problems, *msgs], timings, seats,
         seat_outcomes(data), anchor, paths,
     )  # fmt: skip
-
-
-def write_outputs(result: TrustAnalysis, out_dir: str | os.PathLike[str], *, figures_on: bool = True) -> Path:
-    """Write tables, figures and ``report.md`` under ``out_dir``; returns the report path."""
-    from analysis.trust.report import render_report
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    t = time.perf_counter()
-    md: dict[str, str] = {}
-    for name, (csv_df, md_df) in {
-        "trust_formation": tables.trust_formation(result.cells, result.anchors, result.deltas),
-        "culprit_targeting": tables.culprit_targeting(result.cells, result.anchors, result.deltas),
-        "score_drivers": tables.score_drivers(result.cells),
-        "score_matrix": tables.score_matrix(result.cells),
-        "schedule_sweep": tables.schedule_sweep(result.cells, result.deltas),
-    }.items():
-        md[name] = tables.write_table(out, name, csv_df, md_df)
-    tables.write_table(out, "cells", tables.cells_long(result.cells))
-    tables.write_table(
-        out, "per_game_curves", result.curves.fillna({"volume_note": "", "partner_share_note": ""})
-    )
-    tables.write_table(out, "verification_by_round", result.by_round)
-    tables.write_table(out, "survival_km", result.km)
-    tables.write_table(out, "seat_verification", result.seats)
-    tables.write_table(out, "seat_outcomes", result.seat_results)
-    md["seat_verification"] = seat_matrix_md(result.seats)  # the report's verifier x target matrices
-    tables.write_table(out, "runs", result.data.runs)
-    result.timings["tables"] = time.perf_counter() - t
-    t = time.perf_counter()
-    figs = (
-        figures.all_figures(result.cells, result.deltas, result.curves, result.by_round, result.km, out)
-        if figures_on
-        else []
-    )
-    result.timings["figures"] = time.perf_counter() - t
-    path = out / "report.md"
-    path.write_text(render_report(result, md, figs), encoding="utf-8")
-    return path

@@ -1,13 +1,18 @@
-"""``report.md``: the tables and figures of a trust analysis tied together in prose."""
+"""A trust analysis written out: its tables, figures and ``report.md`` (the tables and figures tied together in
+prose)."""
 
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 
 from analysis.stats import MIN_CLUSTERS
+from analysis.trust import figures, tables
 from analysis.trust.figures import FigureResult
 from analysis.trust.next_steps import gap_lines, weak_lines
 from analysis.trust.pipeline import TrustAnalysis
+from analysis.trust.seats import seat_matrix_md
 
 _TABLE_TITLES = {
     "trust_formation": (
@@ -171,3 +176,40 @@ def _pilot_dirs(paths: list[str]) -> str:
         return os.path.commonpath(paths)
     except ValueError:  # absolute and relative paths mixed
         return os.path.commonpath([os.path.abspath(p) for p in paths])
+
+
+def write_outputs(result: TrustAnalysis, out_dir: str | os.PathLike[str], *, figures_on: bool = True) -> Path:
+    """Write tables, figures and ``report.md`` under ``out_dir``; returns the report path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    t = time.perf_counter()
+    md: dict[str, str] = {}
+    for name, (csv_df, md_df) in {
+        "trust_formation": tables.trust_formation(result.cells, result.anchors, result.deltas),
+        "culprit_targeting": tables.culprit_targeting(result.cells, result.anchors, result.deltas),
+        "score_drivers": tables.score_drivers(result.cells),
+        "score_matrix": tables.score_matrix(result.cells),
+        "schedule_sweep": tables.schedule_sweep(result.cells, result.deltas),
+    }.items():
+        md[name] = tables.write_table(out, name, csv_df, md_df)
+    tables.write_table(out, "cells", tables.cells_long(result.cells))
+    tables.write_table(
+        out, "per_game_curves", result.curves.fillna({"volume_note": "", "partner_share_note": ""})
+    )
+    tables.write_table(out, "verification_by_round", result.by_round)
+    tables.write_table(out, "survival_km", result.km)
+    tables.write_table(out, "seat_verification", result.seats)
+    tables.write_table(out, "seat_outcomes", result.seat_results)
+    md["seat_verification"] = seat_matrix_md(result.seats)  # the report's verifier x target matrices
+    tables.write_table(out, "runs", result.data.runs)
+    result.timings["tables"] = time.perf_counter() - t
+    t = time.perf_counter()
+    figs = (
+        figures.all_figures(result.cells, result.deltas, result.curves, result.by_round, result.km, out)
+        if figures_on
+        else []
+    )
+    result.timings["figures"] = time.perf_counter() - t
+    path = out / "report.md"
+    path.write_text(render_report(result, md, figs), encoding="utf-8")
+    return path

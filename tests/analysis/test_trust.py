@@ -15,9 +15,10 @@ from analysis.__main__ import main
 from analysis.rundirs import DataWarning, RunDirError
 from analysis.trust.loader import load_trust_data
 from analysis.trust.measures import anchor_cells, compute_cells, compute_deltas
-from analysis.trust.pipeline import analyse, write_outputs
+from analysis.trust.pipeline import analyse
 from analysis.trust.published import published_anchor
 from analysis.trust.reference import import_reference_run
+from analysis.trust.report import write_outputs
 from analysis.trust.schedules import infer_schedule
 from tests.analysis.synth import write_run
 

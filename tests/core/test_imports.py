@@ -1,5 +1,5 @@
-"""The engine's import structure: no cycle inside ``trustsim/`` (function-level imports counted), lazy imports
-only of the heavy third-party modules listed in :data:`trustsim.HEAVY_MODULES`, and reading a run directory
+"""The import structure: no cycle inside ``trustsim/`` or ``analysis/`` (function-level imports counted), lazy
+imports in ``trustsim/`` only of the heavy third-party modules listed in :data:`trustsim.HEAVY_MODULES`, and reading a run directory
 imports no game or agent package."""
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ import pytest
 import trustsim
 
 REPO = Path(__file__).resolve().parents[2]
-CORE = REPO / "trustsim"
+PACKAGES = ("trustsim", "analysis")
+"""The packages whose modules must not import each other in a cycle."""
 
 
-def modules() -> dict[str, Path]:
-    """Dotted name → file of every module of ``trustsim/`` (a package by its ``__init__.py``)."""
+def modules(package: str = "trustsim") -> dict[str, Path]:
+    """Dotted name → file of every module of ``package`` (a package by its ``__init__.py``)."""
     out = {}
-    for path in sorted(CORE.rglob("*.py")):
+    for path in sorted((REPO / package).rglob("*.py")):
         parts = list(path.relative_to(REPO).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
@@ -67,10 +68,10 @@ def imports(name: str, path: Path) -> Iterator[tuple[str, int, bool]]:
                 yield f"{base}.{alias.name}", node.lineno, id(node) in nested
 
 
-def graph() -> dict[str, set[str]]:
-    """Module → the ``trustsim`` modules it imports (an imported name that is no module counts as its
+def graph(package: str = "trustsim") -> dict[str, set[str]]:
+    """Module → the modules of ``package`` it imports (an imported name that is no module counts as its
     module)."""
-    known = modules()
+    known = modules(package)
     edges: dict[str, set[str]] = {m: set() for m in known}
     for name, path in known.items():
         for target, _, _ in imports(name, path):
@@ -116,10 +117,12 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_trustsim_has_no_import_cycle():
-    found = cycles(graph())
-    detail = "; ".join(" ".join(f"{m} -> {sorted(graph()[m] & set(c))}" for m in c) for c in found)
-    assert not found, f"import cycles inside trustsim/ (function-level imports counted): {detail}"
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_import_cycle(package: str):
+    edges = graph(package)
+    found = cycles(edges)
+    detail = "; ".join(" ".join(f"{m} -> {sorted(edges[m] & set(c))}" for m in c) for c in found)
+    assert not found, f"import cycles inside {package}/ (function-level imports counted): {detail}"
 
 
 def test_the_cycle_finder_sees_cycles():

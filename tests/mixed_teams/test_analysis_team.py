@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from analysis.trust.loader import load_trust_data
-from analysis.trust.pipeline import analyse, write_outputs
+from analysis.trust.pipeline import analyse
+from analysis.trust.report import write_outputs
 from analysis.trust.seats import PARTNER, seat_outcomes, seat_verification
 
 BASE = ["+experiment=1strike", "runs=3", "game.games=4"]
