@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from agents.arena.base import COOPERATE, DEFECT, ArenaPlayer, last_or
-from games.arena.rules import Move, flip
+from games.arena.rules import Move, Payoffs, flip
 from games.arena.types import Decision, View
 from trustsim.errors import ParameterError
 
@@ -101,10 +101,26 @@ class RandomPlayer(ArenaPlayer):
         return f"RandomPlayer(p={self.p})"
 
 
+AXELROD_GENEROSITY = 1.0 / 3.0
+"""The generosity of Axelrod's default GTFT: its formula evaluated at the library's default T = 5, whatever the match."""
+
+
+def formula_generosity(pay: Payoffs) -> float:
+    """Nowak & Sigmund's generosity min(1 - (T - R)/(R - S), (R - P)/(T - P)); it is <= 0 for T >= 2R - S."""
+    return min(1.0 - (pay.T - pay.R) / (pay.R - pay.S), (pay.R - pay.P) / (pay.T - pay.P))
+
+
+def default_generosity(pay: Payoffs | None) -> float:
+    """The formula where it is positive, else (and without payoffs) Axelrod's 1/3."""
+    g = formula_generosity(pay) if pay is not None else 0.0
+    return g if g > 0.0 else AXELROD_GENEROSITY
+
+
 class GenerousTitForTat(ArenaPlayer):
     """Tit-for-tat that forgives a defection with probability ``generosity`` (Nowak & Sigmund 1992).
 
-    ``generosity=None`` uses min(1 - (T - R)/(R - S), (R - P)/(T - P)) from the match payoffs (1/3 at T=5).
+    ``generosity=None`` uses ``default_generosity`` of the match payoffs: the formula where it is positive
+    (1/3 at T=5), Axelrod's 1/3 where it is not (T >= 6 with R=3, S=0), so GTFT never collapses into TFT.
     """
 
     name = "generous_tit_for_tat"
@@ -120,10 +136,7 @@ class GenerousTitForTat(ArenaPlayer):
         """The probability of cooperating after an opponent's defection."""
         if self.generosity is not None:
             return self.generosity
-        pay = self.info.payoffs if self.info else None
-        if pay is None:
-            return 1.0 / 3.0
-        return max(0.0, min(1.0 - (pay.T - pay.R) / (pay.R - pay.S), (pay.R - pay.P) / (pay.T - pay.P)))
+        return default_generosity(self.info.payoffs if self.info else None)
 
     def strategy(self, view: View) -> Move:
         if last_or(view, COOPERATE) == COOPERATE:
