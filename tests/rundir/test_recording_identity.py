@@ -1,5 +1,5 @@
 """The recording fast paths change no byte: the synchronous game loop writes what the async one writes, the
-tables equal those of the code before the fast paths (``recording_digests.GOLDEN``), the buffered CSV writer
+tables equal those of the code before the fast paths (``recording_digests.json``), the buffered CSV writer
 quotes exactly as the ``csv`` module does, and a killed job keeps every finished game on disk."""
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.rundir.recording_digests import GOLDEN, JOBS, table_digest
+from tests.rundir.recording_digests import JOBS, load_golden, table_digest
 from tests.rundir.strategies import cells
 from trustsim import api
 from trustsim.rundir import TableWriter, format_cell
 from trustsim.rundir.writer import cell_text
 
 REPO = Path(__file__).resolve().parents[2]
+GOLDEN = load_golden()
 
 
 def run_dir_bytes(run_dir: Path) -> dict[str, bytes]:
