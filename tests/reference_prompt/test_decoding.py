@@ -8,9 +8,10 @@ reference helpers sent (cyjabc2020/Escape-room-v2 @ 74f0fd1, ``code/src/utils``)
   verifier (``games/moderator.py:392``, no effort) → 50 and no ``reasoning_effort`` key;
 - ``anthropic_helper.py:41-47, 86-113`` (``call_anthropic``): "adaptive" → ``thinking: {type: adaptive}``, ``max_tokens`` 16384; the
   verifier → ``max_tokens`` 50, no ``thinking``;
-- ``gemini_helper.py:41-54, 126-188`` (``call_gemini``): 3.x "high" → ``thinkingLevel: high``, 16384 output tokens; verifier → ``low``,
-  4096; 2.5 "high" → ``thinkingBudget: -1``, 16384; verifier → ``thinkingBudget: 0``, 50 (no
-  ``includeThoughts`` in either);
+- ``gemini_helper.py:41-54, 126-188`` (``call_gemini``): 3.x "high" → ``thinking_level: HIGH``, 16384 output tokens;
+  verifier → ``LOW``, 4096; 2.5 "high" → ``thinking_budget: -1``, 16384; verifier → ``thinking_budget: 0``, 50 (no
+  ``includeThoughts`` in either); the thinking config as the google-genai SDK puts it on the wire (proto field
+  names, the enum's upper-case names), captured from ``call_gemini`` itself;
 - own answer (``games/escape_room.py:525``): the decision's effort with ``max(50, 16384)`` → the decision's
   settings for every direct-API model.
 
@@ -52,14 +53,14 @@ EXPECTED = {
     "gemini-3.1-pro": (
         ":generateContent",
         "gemini-3.1-pro-preview",
-        gemini(16384, {"thinkingLevel": "high"}),
-        gemini(4096, {"thinkingLevel": "low"}),
+        gemini(16384, {"thinking_level": "HIGH"}),
+        gemini(4096, {"thinking_level": "LOW"}),
     ),
     "gemini-2.5-flash": (
         ":generateContent",
         "gemini-2.5-flash",
-        gemini(16384, {"thinkingBudget": -1}),
-        gemini(50, {"thinkingBudget": 0}),
+        gemini(16384, {"thinking_budget": -1}),
+        gemini(50, {"thinking_budget": 0}),
     ),
 }
 WIRE_KEYS = {"messages", "contents", "model", "stream"}  # what is not a decoding setting
