@@ -64,6 +64,38 @@ def test_request_starts_are_spaced_by_the_rate() -> None:
     assert times[-1] - times[0] < 2.0  # (only catches a hang)
 
 
+def test_the_first_request_goes_alone_and_the_next_starts_an_interval_after_its_outcome() -> None:
+    """A first call's one-time work (importing litellm, its HTTP client) delays its send: spacing from its
+    start would let the second request leave with it."""
+
+    async def run(first_rpm: float | None) -> tuple[float, float, float]:
+        endpoint = endpoint_for(KEY, Limits(64, requests_per_minute=first_rpm))
+        marks: dict[str, float] = {}
+
+        async def first() -> None:
+            async with endpoint.call(10) as call:
+                endpoint_for(KEY, Limits(64, requests_per_minute=600))  # another job's client: 100 ms apart
+                await asyncio.sleep(0.3)  # slow to leave, then answered
+                marks["outcome"] = time.monotonic()
+                call.answered(10)
+
+        async def second() -> None:
+            await asyncio.sleep(0.01)
+            async with endpoint.call(10) as call:
+                marks["second"] = time.monotonic()
+                call.answered(10)
+
+        await asyncio.gather(first(), second())
+        third = await _starts(endpoint, 2)  # once warm: spaced from their starts
+        return marks["second"] - marks["outcome"], third[0] - marks["second"], third[1] - third[0]
+
+    for first_rpm in (600, None):  # whichever client created the endpoint
+        after_outcome, *gaps = asyncio.run(run(first_rpm))
+        interval = 0.1 * (1 + SAFETY)
+        assert after_outcome >= interval - 1e-3 and after_outcome < 2.0
+        assert min(gaps) >= interval - 1e-3
+
+
 def test_concurrency_never_exceeds_the_window() -> None:
     async def run() -> int:
         endpoint = Endpoint(KEY, Limits(3))

@@ -3,6 +3,7 @@ one-at-a-time runs, endpoint limits shared by the jobs (counted at the server), 
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 
 import pytest
@@ -11,7 +12,9 @@ from trustsim import api
 from trustsim.errors import ConfigError
 from trustsim.job import run_job
 from trustsim.launch import run_jobs
+from trustsim.llm import client
 from trustsim.llm.fake_server import FakeServer
+from trustsim.llm.transport import call_litellm
 
 from .helpers import KEY, KEY_ENV, job, llm_overrides, manifest, reply, tables
 
@@ -65,6 +68,31 @@ def test_jobs_share_their_endpoint_s_rate_counted_at_the_server(tmp_path):
     assert len(srv.requests) > 20 and srv.rate_limited == 0
     assert srv.most_in_window("fake") <= 20
     assert _rows(store) == len(srv.requests)
+
+
+def test_the_rate_holds_from_the_first_request_of_a_sweep(tmp_path, monkeypatch):
+    """Two jobs at 240 requests/min against a server that takes 20 per rolling 5 s (30/min per 60 s scaled
+    down), the first call slow to leave as in a fresh process (litellm's import, its HTTP client): not one
+    refusal, and no 5 s with more than 20 requests."""
+    sent = []
+
+    async def slow_first(*args, **kwargs):
+        if not sent:
+            await asyncio.sleep(1.0)
+        sent.append(1)
+        return await call_litellm(*args, **kwargs)
+
+    monkeypatch.setattr(client, "call_litellm", slow_first)
+    with FakeServer(reply=reply, rate_limit=20, rate_window_s=5.0) as srv:
+        store = tmp_path / "store.sqlite"
+        extra = ("game.games=1", "llm.requests_per_minute=240", "llm.max_retries=0")
+        jobs = [
+            job(n, [f"+experiment={e}", *llm_overrides(srv, store, *extra)], tmp_path)
+            for n, e in enumerate(("smooth", "1strike"))
+        ]
+        assert run_jobs(jobs, progress=False) == [0, 0]
+    assert len(srv.requests) > 20 and srv.rate_limited == 0
+    assert srv.most_in_window("fake") <= 20
 
 
 def test_a_429_storm_completes_with_every_answer_stored_once(tmp_path):

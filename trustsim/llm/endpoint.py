@@ -10,7 +10,11 @@ request at a time, in arrival order, when all of these allow it:
   timeout (multiplicative decrease; once per window: answers to requests sent before the last cut do not
   cut it again). So concurrency is limited by what the provider accepts, under a sane ceiling;
 - **request starts per minute**: consecutive starts at least ``60 / requests_per_minute`` seconds apart, times
-  ``1 + SAFETY`` (network jitter must not push a start into the provider's previous window);
+  ``1 + SAFETY`` (network jitter must not push a start into the provider's previous window). The first
+  request of a rate-limited endpoint goes alone: the next one starts an interval after its outcome. A first
+  call does one-time work between its start and the moment it leaves (importing litellm takes seconds,
+  setting up its HTTP client a fraction of one), so spacing from its start would let the next requests
+  catch up with it, and the provider would count one request too many in the first minute;
 - **tokens per minute**: a bucket of ``tokens_per_minute`` tokens refilled continuously; a request takes its
   estimated prompt tokens when it starts and the rest of its prompt and completion tokens when answered;
 - **a pause** until a 429's ``Retry-After`` has passed (no request of the endpoint starts before).
@@ -132,7 +136,8 @@ class Endpoint:
         self.counts = Counts()
         self._clock = clock
         self._epoch = 0
-        self._next_start = -math.inf
+        self._last_start = -math.inf  # the latest request start (for the first request: its outcome)
+        self._warm = False  # a request of this endpoint had an outcome (the transport is set up)
         self._paused_until = -math.inf
         self._bucket = float(limits.tokens_per_minute or 0.0)
         self._bucket_at = clock()
@@ -168,17 +173,19 @@ class Endpoint:
         async with self._turn:
             while True:
                 now = self._clock()
-                wait = max(self._paused_until - now, self._next_start - now, self._token_wait(tokens, now))
+                next_start = self._last_start + self.interval
+                wait = max(self._paused_until - now, next_start - now, self._token_wait(tokens, now))
                 if wait > 0:
                     await asyncio.sleep(wait)
                     continue
-                if self.in_flight >= max(1, int(self.window)):
+                alone = self.interval > 0 and not self._warm  # the first request goes alone
+                if self.in_flight >= (1 if alone else max(1, int(self.window))):
                     self._freed.clear()
                     await self._freed.wait()
                     continue
                 break
             self.in_flight += 1
-            self._next_start = now + self.interval
+            self._last_start = now
             if self.limits.tokens_per_minute:
                 self._bucket -= tokens
             return Call(self, tokens, self._epoch)
@@ -200,8 +207,15 @@ class Endpoint:
         self.in_flight -= 1
         self._freed.set()
 
-    def _answered(self, call: Call, tokens: int) -> None:
+    def _outcome(self, call: Call) -> None:
+        """A request came back: the first one's outcome counts as its start (see the module docstring)."""
+        if not self._warm:
+            self._warm = True
+            self._last_start = max(self._last_start, self._clock())
         self._release(call)
+
+    def _answered(self, call: Call, tokens: int) -> None:
+        self._outcome(call)
         self.counts.sent += 1
         self.counts.answered += 1
         self.counts.tokens += tokens
@@ -210,7 +224,7 @@ class Endpoint:
         self.window = min(float(self.limits.max_concurrency), self.window + 1.0 / self.window)
 
     def _failed(self, call: Call, *, status: int | None, timeout: bool, retry_after: float | None) -> None:
-        self._release(call)
+        self._outcome(call)
         self.counts.sent += 1
         if status == 429:
             self.counts.rate_limited += 1
