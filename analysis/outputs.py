@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.text import md_table
+
 
 def markdown_table(df: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table (no external dependency); missing values read ``—``."""
@@ -26,9 +28,7 @@ def markdown_table(df: pd.DataFrame) -> str:
             return f"{v:.3f}"
         return str(v).replace("|", "\\|").replace("\n", " ")
 
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines) + "\n"
+    return md_table(cols, ([cell(v) for v in row] for row in df.itertuples(index=False))) + "\n"
 
 
 def write_table(

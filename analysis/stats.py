@@ -15,6 +15,8 @@ import numpy as np
 from scipy import sparse
 from scipy.stats import binomtest
 
+from analysis.text import interval_text
+
 MIN_CLUSTERS = 3
 """Fewer clusters than this give a point estimate but no interval."""
 
@@ -51,12 +53,14 @@ class Interval:
 
     def format(self, digits: int = 2) -> str:
         """Human-readable ``estimate [low, high]`` text, or the note when incomplete."""
-        if math.isnan(self.estimate):
-            return f"n/a ({self.note})" if self.note else "n/a"
-        est = f"{self.estimate:.{digits}f}"
-        if not self.has_interval:
-            return f"{est} (no interval: {self.note})" if self.note else est
-        return f"{est} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+        return interval_text(
+            self.estimate,
+            self.low,
+            self.high,
+            digits,
+            missing=f"n/a ({self.note})" if self.note else "n/a",
+            alone=f" (no interval: {self.note})" if self.note else "",
+        )
 
 
 def _as_generator(seed: int | np.random.Generator) -> np.random.Generator:

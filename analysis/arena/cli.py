@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from analysis.arena.tables import (
 from analysis.cli_options import add_common_options, positive_int
 from analysis.outputs import write_table
 from analysis.rundirs import RunDirError, discover_runs, read_tables
+from analysis.text import md_table, row_interval
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -57,15 +57,6 @@ def _rank(row: pd.Series) -> str:
     if pd.isna(row["rank_low"]):
         return str(row["rank"])
     return f"{row['rank']} [{row['rank_low']}–{row['rank_high']}]"
-
-
-def _fmt(row: pd.Series, name: str, digits: int = 2) -> str:
-    est, lo, hi = row[name], row[f"{name}_low"], row[f"{name}_high"]
-    if isinstance(est, float) and math.isnan(est):
-        return "n/a"
-    if math.isnan(lo):
-        return f"{est:.{digits}f}"
-    return f"{est:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -109,9 +100,8 @@ def run(args: argparse.Namespace) -> int:
         "",
         "## Tournament table",
         "",
-        "| " + " | ".join([*cells, *HEADER]) + " |",
-        "|" + "---|" * (len(cells) + len(HEADER)),
     ]
+    rows = []
     for _, r in table.iterrows():
         row = [str(r[c]) for c in cells] + [
             _rank(r),
@@ -120,10 +110,11 @@ def run(args: argparse.Namespace) -> int:
             str(r["matches"]),
             f"{r['rounds_per_match']:g}",
         ]
-        row += [_fmt(r, m) for m in ("payoff_per_round", "cooperation", "mutual_cooperation")]
-        row += [_fmt(r, m) for m in ("retaliation", "forgiveness")]
-        row += [_fmt(r, "first_defection", 1), _fmt(r, "defected_share")]
-        lines.append("| " + " | ".join(row) + " |")
+        row += [row_interval(r, m, 2) for m in ("payoff_per_round", "cooperation", "mutual_cooperation")]
+        row += [row_interval(r, m, 2) for m in ("retaliation", "forgiveness")]
+        row += [row_interval(r, "first_defection", 1), row_interval(r, "defected_share", 2)]
+        rows.append(row)
+    lines.append(md_table([*cells, *HEADER], rows))
     notes = [f"- {r['player']} ({r['model']}): {r['note']}" for _, r in table.iterrows() if r["note"]]
     if notes:
         lines += ["", "Notes:", "", *notes]

@@ -19,24 +19,9 @@ from analysis.calibration.tables import (
     reliability_table,
 )
 from analysis.outputs import write_table
+from analysis.text import md_table, row_interval
 
 MAX_EXACT_DISTINCT = 101  # analysis.calibration.intervals.murphy_groups: exact grouping up to this many p
-
-
-def _fmt(row: pd.Series, name: str, digits: int = 3) -> str:
-    est = row.get(name, math.nan)
-    if est is None or (isinstance(est, float) and math.isnan(est)):
-        return "n/a"
-    lo, hi = row.get(f"{name}_low", math.nan), row.get(f"{name}_high", math.nan)
-    if isinstance(lo, float) and (math.isnan(lo) or math.isnan(hi)):
-        return f"{est:.{digits}f}"
-    return f"{est:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
-
-
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def _round_bins(rounds: pd.Series, max_groups: int) -> pd.Series:
@@ -160,15 +145,15 @@ def _markdown(
                 f"{int(r['n'])}",
                 f"{int(r['missing'])}",
                 f"{int(r['clusters'])}",
-                _fmt(r, "brier"),
-                _fmt(r, "log_loss"),
-                _fmt(r, "ece_width"),
-                _fmt(r, "ece_mass"),
-                _fmt(r, "bias"),
+                row_interval(r, "brier"),
+                row_interval(r, "log_loss"),
+                row_interval(r, "ece_width"),
+                row_interval(r, "ece_mass"),
+                row_interval(r, "bias"),
             ]
         )
     header = ["source", "game", "model", "n", "missing", "clusters", "Brier", "log loss", "ECE (width)"]
-    parts.append(_md_table([*header, "ECE (mass)", "bias"], rows))
+    parts.append(md_table([*header, "ECE (mass)", "bias"], rows))
     parts += [
         "",
         "## Murphy decomposition and recalibration",
@@ -192,18 +177,18 @@ def _markdown(
                 str(r["source"]),
                 str(r["game_type"]),
                 str(r["model"]),
-                _fmt(r, "reliability"),
-                _fmt(r, "resolution"),
-                _fmt(r, "uncertainty"),
+                row_interval(r, "reliability"),
+                row_interval(r, "resolution"),
+                row_interval(r, "uncertainty"),
                 f"{grouping}, {n_distinct} distinct p",
                 f"{residual:.1e}",
-                _fmt(r, "brier"),
-                _fmt(r, "brier_platt"),
-                _fmt(r, "brier_isotonic"),
+                row_interval(r, "brier"),
+                row_interval(r, "brier_platt"),
+                row_interval(r, "brier_isotonic"),
             ]
         )
     header = ["source", "game", "model", "reliability", "resolution", "uncertainty", "grouping", "residual"]
-    parts.append(_md_table([*header, "Brier", "Platt", "isotonic"], rows))
+    parts.append(md_table([*header, "Brier", "Platt", "isotonic"], rows))
     if "n_exact" in summary and (summary["n_exact"] > 0).any():
         parts += ["", "## Against the exact (noise-free) probability", ""]
         rows = [
@@ -218,7 +203,7 @@ def _markdown(
             for _, r in summary.iterrows()
             if r.get("n_exact", 0) > 0
         ]
-        parts.append(_md_table(["source", "game", "model", "n", "MSE vs exact", "bias vs exact"], rows))
+        parts.append(md_table(["source", "game", "model", "n", "MSE vs exact", "bias vs exact"], rows))
     for name, table in breakdowns.items():
         if name in ("game", "round"):  # long tables: CSV only
             continue
@@ -231,12 +216,12 @@ def _markdown(
                 str(r["model"]),
                 str(r[col]),
                 f"{int(r['n'])}",
-                _fmt(r, "brier"),
-                _fmt(r, "bias"),
+                row_interval(r, "brier"),
+                row_interval(r, "bias"),
             ]
             for _, r in table.iterrows()
         ]
-        parts.append(_md_table(["source", "game", "model", name, "n", "Brier", "bias"], rows))
+        parts.append(md_table(["source", "game", "model", name, "n", "Brier", "bias"], rows))
     notes = [
         f"- {r['source']} / {r['game_type']} / {r['model']}: {r['note']}"
         for _, r in summary.iterrows()

@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.text import interval_text
+
 NOT_RUN = "not run"
 UNDERPOWERED = "underpowered"
 OK = "ok"
@@ -55,10 +57,7 @@ class Figure:
             return "not run"
         if self.status == UNAVAILABLE or math.isnan(self.estimate):
             return f"n/a ({self.note})" if self.note else "n/a"
-        d = self.digits
-        est = f"{self.estimate:.{d}f}{self.unit}"
-        if self.has_interval:
-            est += f" [{self.low:.{d}f}, {self.high:.{d}f}]"
+        est = interval_text(self.estimate, self.low, self.high, self.digits, unit=self.unit)
         if self.status == UNDERPOWERED:
             n = f"n={self.n}" if self.n is not None else self.note or "small sample"
             est += f" (underpowered, {n})"

@@ -13,6 +13,7 @@ from analysis.card.collect import CALIBRATION_KEYS, OFFLINE, Subject
 from analysis.card.figures import NOT_RUN, OK, UNAVAILABLE, UNDERPOWERED, Figure
 from analysis.families import families
 from analysis.families import title as family_title
+from analysis.text import interval_text
 
 
 def card_sections() -> list[tuple[str, str, tuple[str, ...]]]:
@@ -95,10 +96,7 @@ def _value_text(fig: Figure) -> str:
         return "not run"
     if fig.status == UNAVAILABLE or math.isnan(fig.estimate):
         return "n/a"
-    d = fig.digits
-    text = f"{fig.estimate:.{d}f}{fig.unit}"
-    if fig.has_interval:
-        text += f" [{fig.low:.{d}f}, {fig.high:.{d}f}]"
+    text = interval_text(fig.estimate, fig.low, fig.high, fig.digits, unit=fig.unit)
     if fig.status == UNDERPOWERED and fig.n is not None:
         text += f" n={fig.n}"
     return text

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from analysis.text import md_table
+
 CSV_COLUMNS = (
     "run", "game", "game_id", "rounds", "agree", "agree_except_logging_bugs", "first_difference",
     "first_rule_difference", "fields", "reason",
@@ -88,18 +90,17 @@ def write_outputs(
         "",
         "## By field",
         "",
-        "| field | comparisons | games compared | games agreeing | differences: classification |",
-        "|---|---:|---:|---:|---|",
     ]
+    rows = []
     for f in fields:
         if not games_compared[f]:
             continue
         kind = ", ".join(f"{c:,} {k.replace('_', ' ')}" for k, c in sorted(kinds[f].items())) or "—"
         note = f" ({reasons[f]})" if f in reasons and f not in logging_bugs else ""
-        lines.append(
-            f"| `{f}` | {compared[f]:,} | {games_compared[f]:,} | "
-            f"{_pct(games_compared[f] - games_differing[f], games_compared[f])} | {kind}{note} |"
-        )
+        agreeing = _pct(games_compared[f] - games_differing[f], games_compared[f])
+        rows.append([f"`{f}`", f"{compared[f]:,}", f"{games_compared[f]:,}", agreeing, f"{kind}{note}"])
+    header = ["field", "comparisons", "games compared", "games agreeing", "differences: classification"]
+    lines.append(md_table(header, rows, align="lrrrl"))
     exercised: Counter[str] = Counter()
     for g in results:
         exercised.update(g.exercised)
@@ -115,17 +116,16 @@ def write_outputs(
         "",
         "## By run",
         "",
-        "| run | games | agree with the rules | identical in every logged field | first rule/unexplained difference |",
-        "|---|---:|---:|---:|---|",
     ]
+    rows = []
     for run, games in sorted(by_run.items()):
         first = next(
             (f"game {g.game} {g.first_rule_difference}" for g in games if g.first_rule_difference), ""
         )
-        lines.append(
-            f"| {run} | {len(games)} | {sum(g.agree_except_logging_bugs for g in games)} | "
-            f"{sum(g.agree for g in games)} | {first} |"
-        )
+        agree_rules = sum(g.agree_except_logging_bugs for g in games)
+        rows.append([str(run), str(len(games)), str(agree_rules), str(sum(g.agree for g in games)), first])
+    header = ["run", "games", "agree with the rules", "identical in every logged field"]
+    lines.append(md_table([*header, "first rule/unexplained difference"], rows, align="lrrrl"))
     (out / "conformance.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return summary_line(n, agree, except_bugs, len(logging_bugs))
 

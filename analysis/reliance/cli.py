@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import pandas as pd
 
 from analysis.cli_options import add_common_options
 from analysis.rundirs import RunDirError
+from analysis.text import interval_text
 
 
 def add_parser(subparsers: Any) -> None:
@@ -49,7 +49,7 @@ def summary_text(main: pd.DataFrame) -> str:
     out = main[["system", "blueprints", "scenarios"]].copy()
     for name in ("macro_accuracy", "all_stage_success", "normalised_regret"):
         out[name] = [
-            f"{e:.3f}" + ("" if math.isnan(lo) else f" [{lo:.3f}, {hi:.3f}]")
+            interval_text(e, lo, hi)
             for e, lo, hi in zip(main[name], main[f"{name}_low"], main[f"{name}_high"], strict=True)
         ]
     out["note"] = main["note"]

@@ -10,6 +10,7 @@ import pandas as pd
 from analysis.outputs import write_table
 from analysis.reliance import metrics
 from analysis.reliance.load import RelianceData
+from analysis.text import md_table
 
 
 @dataclass
@@ -45,15 +46,8 @@ def analyse(
 def _md(df: pd.DataFrame, digits: int = 3) -> str:
     if df.empty:
         return "_no data_\n"
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for _, row in df.iterrows():
-        cells = []
-        for c in cols:
-            v = row[c]
-            cells.append(f"{v:.{digits}f}" if isinstance(v, float) else str(v))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    rows = [[f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in row] for _, row in df.iterrows()]
+    return md_table([str(c) for c in df.columns], rows) + "\n"
 
 
 def write_outputs(

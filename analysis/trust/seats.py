@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.text import interval_text, md_table
 from analysis.trust.loader import TrustData
 from analysis.trust.measures import cell_seed
 from analysis.trust.schema import CELL_KEYS
@@ -180,21 +181,17 @@ def seat_matrix_md(table: pd.DataFrame) -> str:
     for team, g in mixed.groupby("team", sort=True):
         for (schedule, memory), gg in g.groupby(["schedule", "memory"], sort=True):
             targets = sorted(gg["target"].unique(), key=lambda t: (t == PARTNER, t))
-            head = f"**{team}** ({schedule}, memory {memory})\n\n| verifier \\ target | " + " | ".join(
-                targets
-            )
-            lines = [head + " |", "|---|" + "---|" * len(targets)]
+            rows = []
             for verifier, vg in gg.groupby("verifier", sort=True):
-                cells = []
+                cells = [str(verifier)]
                 for t in targets:
                     row = vg[vg["target"] == t]
-                    cells.append(_fmt(row.iloc[0]) if len(row) else "")
-                lines.append(f"| {verifier} | " + " | ".join(cells) + " |")
-            blocks.append("\n".join(lines))
+                    cells.append(_rate(row.iloc[0]) if len(row) else "")
+                rows.append(cells)
+            table = md_table(["verifier \\ target", *targets], rows)
+            blocks.append(f"**{team}** ({schedule}, memory {memory})\n\n{table}")
     return "\n\n".join(blocks)
 
 
-def _fmt(row: pd.Series) -> str:
-    if np.isnan(row["low"]):
-        return f"{row['rate']:.3f} (n={row['opportunities']})"
-    return f"{row['rate']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+def _rate(row: pd.Series) -> str:
+    return interval_text(row["rate"], row["low"], row["high"], alone=f" (n={row['opportunities']})")

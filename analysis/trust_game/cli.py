@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pandas as pd
 from analysis.cli_options import add_common_options
 from analysis.outputs import write_table
 from analysis.rundirs import RunDirError, discover_runs, read_tables
+from analysis.text import interval_text, md_table, row_interval
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -25,27 +25,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--no-figures", action="store_true", help="skip figures")
     p.set_defaults(func=run)
     return p
-
-
-def fmt(est: float, low: float = math.nan, high: float = math.nan, digits: int = 3) -> str:
-    """``est [low, high]``; ``n/a`` when undefined, the estimate alone when there is no interval."""
-    if est is None or (isinstance(est, float) and math.isnan(est)):
-        return "n/a"
-    if low is None or high is None or math.isnan(low) or math.isnan(high):
-        return f"{est:.{digits}f}"
-    return f"{est:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
-
-
-def _iv(row: pd.Series, name: str, digits: int = 3) -> str:
-    return fmt(row[name], row[f"{name}_low"], row[f"{name}_high"], digits)
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return [
-        "| " + " | ".join(header) + " |",
-        "|" + "---|" * len(header),
-        *("| " + " | ".join(r) + " |" for r in rows),
-    ]
 
 
 def load(dirs: list[str], include_incomplete: bool) -> tuple[pd.DataFrame, object]:
@@ -124,16 +103,16 @@ def run(args: argparse.Namespace) -> int:
                 figures.label(r, keys),
                 str(r["pairs"]),
                 str(r["exchanges"]),
-                _iv(r, "sent_fraction"),
-                _iv(r, "return_ratio_mean"),
-                _iv(r, "return_ratio_pooled"),
-                _iv(r, "efficiency"),
-                _iv(r, "reciprocity_slope"),
-                _iv(r, "trustor_payoff", 2),
-                _iv(r, "trustee_payoff", 2),
+                row_interval(r, "sent_fraction"),
+                row_interval(r, "return_ratio_mean"),
+                row_interval(r, "return_ratio_pooled"),
+                row_interval(r, "efficiency"),
+                row_interval(r, "reciprocity_slope"),
+                row_interval(r, "trustor_payoff", 2),
+                row_interval(r, "trustee_payoff", 2),
             ]
         )
-    lines += _table(header, rows)
+    lines.append(md_table(header, rows))
     if "invalid" in summary.columns and summary["invalid"].sum():
         lines += ["", f"Invalid amounts (resolved as 0): {int(summary['invalid'].sum())} exchange(s)."]
     lines += ["", "## Compared with human references", ""]
@@ -149,37 +128,39 @@ def run(args: argparse.Namespace) -> int:
             figures.label(r, keys),
             str(r["measure"]),
             str(r["reference"]),
-            fmt(r["value"]),
-            fmt(r["reference_value"], r["reference_low"], r["reference_high"]),
-            fmt(r["difference"], r["difference_low"], r["difference_high"]),
+            interval_text(r["value"]),
+            interval_text(r["reference_value"], r["reference_low"], r["reference_high"]),
+            interval_text(r["difference"], r["difference_low"], r["difference_high"]),
         ]
         for _, r in refs.iterrows()
     ]
-    lines += _table(["group", "measure", "reference", "value", "reference value", "difference"], ref_rows)
+    lines.append(
+        md_table(["group", "measure", "reference", "value", "reference value", "difference"], ref_rows)
+    )
     if df["round"].max() > 1:
         lines += ["", "## Repeated play", "", "Response to a low return: the change in s/E in the next round after "
                   "a round with r < s, compared with after r ≥ s (rounds with s > 0 that have a next round).", ""]  # fmt: skip
         low_rows = [
             [
                 figures.label(r, keys),
-                f"{_iv(r, 'after_low')} (n={r['after_low_n']})",
-                f"{_iv(r, 'after_ok')} (n={r['after_ok_n']})",
-                _iv(r, "difference"),
+                f"{row_interval(r, 'after_low')} (n={r['after_low_n']})",
+                f"{row_interval(r, 'after_ok')} (n={r['after_ok_n']})",
+                row_interval(r, "difference"),
             ]
             for _, r in low.iterrows()
         ]
-        lines += _table(["group", "Δ s/E after r < s", "Δ s/E after r ≥ s", "difference"], low_rows)
+        lines.append(md_table(["group", "Δ s/E after r < s", "Δ s/E after r ≥ s", "difference"], low_rows))
         lines += ["", "Breakdown: the first round with s = 0 after a positive s.", ""]
         b_rows = [
             [
                 figures.label(r, keys),
                 str(r["pairs"]),
                 str(r["broke"]),
-                fmt(r["mean_breakdown_round"], digits=2),
+                interval_text(r["mean_breakdown_round"], digits=2),
             ]
             for _, r in breakdown.iterrows()
         ]
-        lines += _table(["group", "pairs", "broke down", "mean breakdown round"], b_rows)
+        lines.append(md_table(["group", "pairs", "broke down", "mean breakdown round"], b_rows))
         lines += [
             "",
             "Per-round means with intervals: per_round.csv" + (" and per_round.png." if figs else "."),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.cli_options import add_common_options, non_negative_int, positive_float
+from analysis.text import interval_text, md_table
 from analysis.yardstick.model import MODEL_VERSION, VARIANTS
 from analysis.yardstick.score import LABEL
 
@@ -63,14 +63,6 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _fmt(est: float, low: float, high: float, digits: int = 3) -> str:
-    if est is None or (isinstance(est, float) and math.isnan(est)):
-        return "n/a"
-    if low is None or high is None or math.isnan(low) or math.isnan(high):
-        return f"{est:.{digits}f} (no interval)"
-    return f"{est:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
-
-
 MODEL_TEXT = (
     "each partner's reliability from the exact posterior of the session's public evidence (Beta({a:g}, {b:g}) "
     "prior), verifiers taken as exact, {teammates}, the partner passes, every action facing the game's "
@@ -106,19 +98,26 @@ def report_text(
         "",
         f"Intervals: {level:.0%} cluster bootstrap (cluster: the game for memoryless runs, the session otherwise).",
         "",
-        "| source | model | agent | schedule | memory | decisions | mean regret | best share | verifications "
-        "| protective share |",
-        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for _, r in summary.iterrows():
-        lines.append(
-            f"| {r['source']} | {r['model']} | {r['agent']}{f' (team {r.team})' if r['team'] else ''} | "
-            f"{r['schedule']} | {r['memory']} | "
-            f"{r['n_decisions']} | {_fmt(r['regret_mean'], r['regret_low'], r['regret_high'])} | "
-            f"{r['best_share']:.2f} | {r['n_verifications']} | "
-            f"{_fmt(r['protective_share'], r['protective_low'], r['protective_high'])} |"
-        )
-    lines.append("")
+    rows = [
+        [
+            str(r["source"]),
+            str(r["model"]),
+            f"{r['agent']}{f' (team {r.team})' if r['team'] else ''}",
+            str(r["schedule"]),
+            str(r["memory"]),
+            str(r["n_decisions"]),
+            interval_text(r["regret_mean"], r["regret_low"], r["regret_high"], alone=" (no interval)"),
+            f"{r['best_share']:.2f}",
+            str(r["n_verifications"]),
+            interval_text(
+                r["protective_share"], r["protective_low"], r["protective_high"], alone=" (no interval)"
+            ),
+        ]
+        for _, r in summary.iterrows()
+    ]
+    header = ["source", "model", "agent", "schedule", "memory", "decisions", "mean regret", "best share"]
+    lines += [md_table([*header, "verifications", "protective share"], rows), ""]
     if validation.empty:
         lines.append("Monte Carlo check: not run (--mc-decisions 0).")
     else:
