@@ -19,7 +19,7 @@ import numpy as np
 
 from agents.escape_room import reference_prompt as rp
 from agents.escape_room.base import EscapeRoomPolicy, Services
-from agents.escape_room.llm_memory import MEMORY_MODES, Memory, ReflectionMemory, make_memory
+from agents.escape_room.llm_memory import MEMORY_MODES, Memory, make_memory
 from agents.escape_room.llm_parse import parse_decision, parse_integer
 from agents.escape_room.llm_prompt import (
     SOLVE_SCHEMA,
@@ -73,7 +73,7 @@ class LLMAgent(EscapeRoomPolicy):
     """A language-model player. Uses ``services.llm`` (the job's client) and ``services.model``.
 
     Args:
-        memory: none | transcript | reflection | ledger (what crosses games).
+        memory: none | transcript | reflection | transcript_reflection | ledger (what crosses games).
         prompt: reference (the study's prompts and parsing, exactly) | trustsim (JSON with confidence). A
             model config may pin a style (``model.prompt``; the embedded model uses ``trustsim``).
         transcript_max_events: newest events kept by transcript memory.
@@ -150,11 +150,15 @@ class LLMAgent(EscapeRoomPolicy):
         return self.prompt == "reference"
 
     def _reference_memory(self) -> ReferenceMemory:
-        """The study's memory for a trustsim memory mode: transcript → ``max_allowed`` (persistent),
-        none → ``current_game_only``, reflection → ``current_game_only`` plus the evolving reflection."""
-        mode = "max_allowed" if self.memory == "transcript" else "current_game_only"
+        """The study's memory for a trustsim memory mode (context, reflection): transcript → (``max_allowed``,
+        none), none → (``current_game_only``, none), reflection → (``current_game_only``, ``evolving``),
+        transcript_reflection → (``max_allowed``, ``evolving``), the study's default."""
+        persistent = self.memory in ("transcript", "transcript_reflection")
         return ReferenceMemory(
-            mode, self._limits["max_events"], self._limits["max_chars"], evolving=self.memory == "reflection"
+            "max_allowed" if persistent else "current_game_only",
+            self._limits["max_events"],
+            self._limits["max_chars"],
+            evolving=self.memory in ("reflection", "transcript_reflection"),
         )
 
     # -- lifecycle ------------------------------------------------------------------------------------
@@ -219,7 +223,7 @@ class LLMAgent(EscapeRoomPolicy):
             self.ref.add(rp.post_game_review())  # escape_room.py:377-382
             return await self._reflect_reference() if self.ref.evolving else None
         self.mem.end_game(summary)
-        if isinstance(self.mem, ReflectionMemory):
+        if self.mem.reflects:
             return await self._reflect()
         return None
 
@@ -334,10 +338,8 @@ class LLMAgent(EscapeRoomPolicy):
         return _call(answer)
 
     async def _reflect(self) -> ModelCall:
-        assert isinstance(self.mem, ReflectionMemory)
-        messages = reflection_messages(
-            self._rules, self.mem.reflection, self.mem.game_log(), self.mem.max_words
-        )
+        mem: Any = self.mem  # a memory that reflects: ReflectionMemory or TranscriptReflectionMemory
+        messages = reflection_messages(self._rules, mem.reflection, mem.game_log(), mem.max_words)
         # Free text (no answer schema): the model config's purpose_params.reflection bound its length; the memory
         # keeps the first max_words words. A JSON {"reflection": ...} answer is unwrapped.
         answer = await self.kit.decide(messages, str, format="text", purpose="reflection")
@@ -349,5 +351,5 @@ class LLMAgent(EscapeRoomPolicy):
         except (ValueError, RecursionError):
             pass
         self.reflections.append(_clip(text))
-        self.mem.set_reflection(text)
+        mem.set_reflection(text)
         return _call(answer)

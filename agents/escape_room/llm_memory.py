@@ -1,4 +1,5 @@
-"""What an LLM agent carries across games: ``none``, ``transcript``, ``reflection`` or ``ledger``.
+"""What an LLM agent carries across games: ``none``, ``transcript``, ``reflection``, ``transcript_reflection``
+(both: the reference study's default pairing) or ``ledger``.
 
 The context a memory gives is fixed for the duration of a game (computed at game start), so the prompt
 prefix of a seat stays the same within a game; this game's announcements come from the observation.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from games.escape_room.types import Decision, GameSummary, Observation, RoundReport
 
-MEMORY_MODES = ("none", "transcript", "reflection", "ledger")
+MEMORY_MODES = ("none", "transcript", "reflection", "transcript_reflection", "ledger")
 MAX_EVENT_CHARS = 1_000  # one event (e.g. a long reasoning) is cut to this length in the transcript
 
 
@@ -20,6 +21,7 @@ class Memory:
     """Base: no memory (``none``). Subclasses keep what their mode says and render it as text."""
 
     mode = "none"
+    reflects = False  # whether the agent writes a reflection into this memory after each game
 
     def __init__(self) -> None:
         self._context = ""
@@ -112,6 +114,7 @@ class ReflectionMemory(Memory):
     """A model-written reflection (at most ``max_words`` words) that replaces the previous one each game."""
 
     mode = "reflection"
+    reflects = True
 
     def __init__(self, max_words: int = 300) -> None:
         super().__init__()
@@ -123,7 +126,32 @@ class ReflectionMemory(Memory):
         self.reflection = " ".join(words[: self.max_words])
 
     def render(self) -> str:
-        return f"Your reflection after the last game: {self.reflection}" if self.reflection else ""
+        return reflection_text(self.reflection)
+
+
+def reflection_text(reflection: str) -> str:
+    """How a reflection appears in the memory text ("" before the first one)."""
+    return f"Your reflection after the last game: {reflection}" if reflection else ""
+
+
+class TranscriptReflectionMemory(TranscriptMemory):
+    """The transcript, then the model-written reflection (the reference study's default: ``max_allowed``
+    context with the ``evolving`` reflection)."""
+
+    mode = "transcript_reflection"
+    reflects = True
+
+    def __init__(
+        self, max_events: int = 100, max_chars: int = 12_000, trim: str = "exact", max_words: int = 300
+    ) -> None:
+        super().__init__(max_events, max_chars, trim)
+        self.max_words = max_words
+        self.reflection = ""
+
+    set_reflection = ReflectionMemory.set_reflection
+
+    def render(self) -> str:
+        return "\n\n".join(p for p in (super().render(), reflection_text(self.reflection)) if p)
 
 
 class LedgerMemory(Memory):
@@ -202,6 +230,8 @@ def make_memory(
         return TranscriptMemory(max_events, max_chars, trim)
     if mode == "reflection":
         return ReflectionMemory(max_words)
+    if mode == "transcript_reflection":
+        return TranscriptReflectionMemory(max_events, max_chars, trim, max_words)
     if mode == "ledger":
         return LedgerMemory(max_games)
     raise ValueError(f"memory mode must be one of {', '.join(MEMORY_MODES)}, got {mode!r}")

@@ -70,10 +70,13 @@ def _memory(settings: dict[str, Any], seats: Iterable[str]) -> str:
     modes = set()
     for seat in seats:
         cfg = (settings.get("memory_config") or {}).get(seat) or {}
+        evolving = str(cfg.get("reflection", "none")).lower() not in {"none", "", "false"}
         if not cfg.get("persist_across_games", False):
             modes.add("none")
-        elif str(cfg.get("reflection", "none")).lower() not in {"none", "", "false"}:
-            modes.add("reflection")
+        elif evolving:
+            modes.add(
+                "transcript_reflection" if cfg.get("mode", "max_allowed") == "max_allowed" else "reflection"
+            )
         else:
             modes.add("transcript")
     if len(modes) != 1:

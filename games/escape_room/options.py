@@ -60,7 +60,7 @@ class EscapeRoomGame:
 class MemoryOptions:
     """Schema of the ``memory`` group: what crosses games."""
 
-    mode: Literal["none", "transcript", "reflection", "ledger"] = "transcript"
+    mode: Literal["none", "transcript", "reflection", "transcript_reflection", "ledger"] = "transcript"
 
 
 @dataclass(frozen=True)

@@ -312,3 +312,16 @@ def test_bool_columns_parse_text_and_missing() -> None:
 
     col = pd.Series(["true", "FALSE", " True ", None, "1", "0"], dtype=object)
     assert list(_to_bool_series(col)) == [True, False, True, False, True, False]
+
+
+def test_reference_memory_settings_map_to_trustsim_modes() -> None:
+    from analysis.trust.reference import _memory
+
+    def mode(context: str, reflection: str, persist: bool = True) -> str:
+        cfg = {"mode": context, "reflection": reflection, "persist_across_games": persist}
+        return _memory({"memory_config": dict.fromkeys("ABC", cfg)}, "ABC")
+
+    assert mode("max_allowed", "evolving") == "transcript_reflection"  # the study's default
+    assert mode("max_allowed", "none") == "transcript"
+    assert mode("current_game_only", "evolving") == "reflection"
+    assert mode("current_game_only", "none", persist=False) == "none"

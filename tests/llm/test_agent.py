@@ -173,6 +173,47 @@ def test_reference_reflection_uses_the_study_prompt_and_block() -> None:
     assert "========== NEW GAME STARTED ==========" in prompt  # a persistent agent's new-game lines
 
 
+def play_reference_game(agent: LLMAgent, game: int) -> None:
+    o = obs(game)
+    agent.start_game(o)
+    asyncio.run(agent.adecide(o))
+    r = report(game, True, True)
+    agent.observe(r)
+    s = GameSummary(
+        game, True, 1, tuple("ABCD"), dict.fromkeys("ABCD", 3), dict.fromkeys("ABCD", 3), 3, "A", (r,)
+    )
+    asyncio.run(agent.aend_game(s))
+
+
+@pytest.mark.parametrize("memory", ["transcript_reflection", "reflection"])
+def test_reference_study_default_memory_keeps_earlier_games_beside_the_reflection(memory: str) -> None:
+    """The study's default (``max_allowed`` + ``evolving``): seat A's game-2 reflection still holds game 1's
+    rules block and events, then game 2's, then the game-1 reflection; ``current_game_only`` drops game 1."""
+    client = ScriptedClient(
+        "DECISION: Pass\nREASONING: g1.", "Verify Q4.", "DECISION: Pass\nREASONING: g2.", "R2"
+    )
+    agent = reference_agent(client, memory=memory)
+    play_reference_game(agent, 1)
+    play_reference_game(agent, 2)
+    assert [r.purpose for r in client.requests] == ["decision", "reflection", "decision", "reflection"]
+    text = client.requests[3].messages[0]["content"]
+    g1, g2 = (
+        "My reasoning Round 1: DECISION: Pass\nREASONING: g1.",
+        "My reasoning Round 1: DECISION: Pass\nREASONING: g2.",
+    )
+    rules = "Welcome to the Escape Room!"
+    if memory == "transcript_reflection":
+        assert agent.ref.mode == "max_allowed" and agent.ref.evolving
+        assert text.count(rules) == 2 and text.count("=== GAME 1 ENDED ===") == 1
+        order = [text.index(rules), text.index(g1), text.index("NEW GAME STARTED"), text.index(g2)]
+        assert order == sorted(order) and "=== GAME 2 ENDED ===" in text
+        assert text.index("[Previous Games Reflection]:\nVerify Q4.") > text.index("=== GAME 2 ENDED ===")
+        assert rules in client.requests[2].messages[0]["content"].split("NEW GAME STARTED")[0]
+    else:
+        assert agent.ref.mode == "current_game_only" and text.count(rules) == 1
+        assert g1 not in text and g2 in text and "[Previous Games Reflection]:\nVerify Q4." in text
+
+
 def test_reference_sub_prompts_and_purposes() -> None:
     client = ScriptedClient('"42"', "The answer is 17.")
     agent = reference_agent(client)

@@ -11,6 +11,7 @@ from agents.escape_room.llm_memory import (
     Memory,
     ReflectionMemory,
     TranscriptMemory,
+    TranscriptReflectionMemory,
     make_memory,
 )
 from games.escape_room.types import (
@@ -122,6 +123,21 @@ def test_reflection_replaces_and_is_word_capped() -> None:
     mem.set_reflection("fresh")
     mem.start_game(obs(3))
     assert "fresh" in mem.context() and "one" not in mem.context()
+
+
+def test_transcript_reflection_keeps_the_transcript_then_the_reflection() -> None:
+    mem = make_memory("transcript_reflection", max_words=3)
+    assert isinstance(mem, TranscriptReflectionMemory) and mem.reflects
+    play_game(mem, 1)
+    mem.start_game(obs(2))
+    assert "Game 1 ended" in mem.context() and "reflection" not in mem.context()  # none written yet
+    mem.set_reflection("verify D first always")
+    mem.start_game(obs(3))
+    transcript, reflection = mem.context().split("\n\n")
+    assert (
+        "Game 1 ended" in transcript and reflection == "Your reflection after the last game: verify D first"
+    )
+    assert not make_memory("transcript").reflects and make_memory("reflection").reflects
 
 
 def test_ledger_summarises_each_game_compactly() -> None:

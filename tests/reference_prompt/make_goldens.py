@@ -20,6 +20,10 @@ Steps:
    (game 1 round 1; game 4 round 2, after D's wrong capsule opened a conflict; game 11 round 1, a long
    transcript), with seat A's event list at game 11 and the reference's own context window over it.
 
+The ``study_default`` scenario repeats mid2strike with the study's default memory (``master_settings.py``:
+``max_allowed`` context, ``evolving`` reflection; trustsim ``memory=transcript_reflection``) and keeps its
+digests only (``--scenario study_default`` runs that one alone).
+
 The two runs must agree on every game's outcome (checked here): the scripted model answers from the
 request text alone, so equal requests give equal games.
 """
@@ -46,10 +50,19 @@ from trustsim.llm.fake_server import FakeServer  # noqa: E402
 
 SEED = 0
 COMMON_ARGS = ["agent=llm", "model=gpt-5.4-mini", "game.own_answer=llm", "game.verifier=llm", f"seed={SEED}"]
+MID2STRIKE = [True] * 3 + [False] * 2 + [True] * 6
 SCENARIOS = {
-    # name: (trustsim preset overrides, reference games, D correct per game, reference short-term memory)
-    "mid2strike": (["+experiment=mid2strike"], 11, [True] * 3 + [False] * 2 + [True] * 6, "max_allowed"),
-    "anchor": (["+experiment=anchor", "runs=1"], 10, [True] * 10, "current_game_only"),
+    # name: (trustsim overrides, reference games, D correct per game, reference context, reference reflection)
+    "mid2strike": (["+experiment=mid2strike"], 11, MID2STRIKE, "max_allowed", "none"),
+    "anchor": (["+experiment=anchor", "runs=1"], 10, [True] * 10, "current_game_only", "none"),
+    # the study's default memory (master_settings.py): max_allowed context with the evolving reflection
+    "study_default": (
+        ["+experiment=mid2strike", "memory=transcript_reflection"],
+        11,
+        MID2STRIKE,
+        "max_allowed",
+        "evolving",
+    ),
 }
 GOLDEN_STATES = {"g01_r1_A": (1, 1, "A"), "g04_r2": (4, 2, None), "g11_r1_A": (11, 1, "A")}
 
@@ -93,17 +106,18 @@ def trustsim_world(run_dir: Path) -> tuple[dict[int, dict[str, Any]], dict[tuple
 def settings(log_dir: Path, scenario: str) -> dict[str, Any]:
     """The study's settings file for GPT-5.4 mini (settings/ablation_d_schedule/*gpt5_mini*, and
     settings/baseline_memoryless/gpt5_mini_dcorrect.json for the anchor)."""
-    _, games, d_correct, mode = SCENARIOS[scenario]
+    _, games, d_correct, mode, reflection = SCENARIOS[scenario]
     model = "openai:gpt-5.4-mini-2026-03-17"
     persist = mode == "max_allowed"
-    mem = {"mode": mode, "window": 100, "reflection": "none", "persist_across_games": persist}
+    mem = {"mode": mode, "window": 100, "reflection": reflection, "persist_across_games": persist}
     return {
         "experiment_name": f"golden_{scenario}_gpt5_mini",
         "game_settings": {"num_players": 4, "num_games": games, "max_rounds_per_game": None,
                           "question_sets": ["basic_arithmetic.csv"]},
         "player_models": [model, model, model, "dummy"],
         "reasoning_effort_config": {"A": "high", "B": "high", "C": "high", "D": "none"},
-        "memory_config": {"A": mem, "B": mem, "C": mem, "D": {**mem, "mode": "current_game_only"}},
+        "memory_config": {"A": mem, "B": mem, "C": mem,
+                          "D": {**mem, "mode": "current_game_only", "reflection": "none"}},
         "dummy_config": {"D": {"correctness_list": d_correct}},
         "output_settings": {"save_logs": True, "log_directory": str(log_dir), "print_progress": True},
     }  # fmt: skip
@@ -201,12 +215,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reference", type=Path, required=True, help="checkout of cyjabc2020/Escape-room-v2")
     ap.add_argument("--out", type=Path, default=HERE / "goldens")
+    ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="default: all")
     args = ap.parse_args()
     reference = args.reference.resolve()
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     cwd = os.getcwd()
-    for scenario in SCENARIOS:
+    for scenario in args.scenario or SCENARIOS:
         os.chdir(cwd)
         with tempfile.TemporaryDirectory() as tmp, FakeServer(reply=reply) as srv:
             work = Path(tmp)

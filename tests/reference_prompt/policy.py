@@ -4,7 +4,8 @@ code and trustsim play the same game exactly when they send the same requests.
 It solves every puzzle correctly and plays a fixed plan that reaches every message kind of the reference:
 verifications (agreeing, conflicting), no-volunteer eliminations, a correct and a wrong password, the
 malformed-volunteer deaths (no capsule named, a question missing, a non-existent capsule), the keyword
-fallback (no ``DECISION:`` line) and a decision line the reference reads as ``Pass``.
+fallback (no ``DECISION:`` line) and a decision line the reference reads as ``Pass``; a reflection names the
+games ended in its context.
 """
 
 from __future__ import annotations
@@ -83,4 +84,12 @@ def reply(body: dict[str, Any]) -> str:
     text = str(body["messages"][-1]["content"])
     if "Your answer (just the answer" in text:
         return solve(text)
+    if text.startswith("Based on the following short-term memory and previous reflection"):
+        return reflect(text)
     return decide(text)
+
+
+def reflect(prompt: str) -> str:
+    """An evolving reflection that names the games ended in its context (so each one differs)."""
+    ended = ", ".join(_GAME.findall(prompt)) or "none"
+    return f"  Games seen ended: {ended}. Verify D's capsule before volunteering.  "

@@ -11,7 +11,9 @@ sent is kept as a SHA-256 digest; three whole bodies are kept for readable diffs
 - ``g11_r1_A``: game 11, round 1, a transcript at the 12,000-character cap.
 
 trustsim replays the same command here and must send the same multiset of bodies, byte for byte (messages,
-model id and decoding parameters).
+model id and decoding parameters). ``digests_study_default.json`` is the same mid2strike run with the study's
+default memory (``master_settings.py``: ``max_allowed`` context, ``evolving`` reflection; trustsim
+``memory=transcript_reflection``), reflections included.
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 GOLDENS = HERE / "goldens"
 COMMON = ["agent=llm", "model=gpt-5.4-mini", "game.own_answer=llm", "game.verifier=llm", "seed=0"]
-SCENARIOS = {"mid2strike": ["+experiment=mid2strike"], "anchor": ["+experiment=anchor", "runs=1"]}
+SCENARIOS = {
+    "mid2strike": ["+experiment=mid2strike"],
+    "anchor": ["+experiment=anchor", "runs=1"],
+    "study_default": ["+experiment=mid2strike", "memory=transcript_reflection"],
+}
+REFLECTION = "Based on the following short-term memory and previous reflection"
 
 
 def digest(body: dict[str, Any]) -> str:
@@ -102,6 +109,23 @@ def test_every_anchor_request_equals_the_reference_codes(tmp_path: Path) -> None
     for body in sent:
         assert "NEW GAME STARTED" not in body["messages"][0]["content"]
         assert "ENDED ===" not in body["messages"][0]["content"]
+
+
+def test_every_study_default_request_equals_the_reference_codes(tmp_path: Path) -> None:
+    """The study's default memory: 116 decisions, own answers and verifications plus 33 reflections (A, B, C
+    after each of 11 games); a game-2 reflection still holds game 1's rules block and events."""
+    golden = json.loads((GOLDENS / "digests_study_default.json").read_text())
+    sent = run("study_default", tmp_path)
+    assert len(sent) == len(golden) == 149
+    assert sorted(digest(b) for b in sent) == golden
+    texts = [b["messages"][0]["content"] for b in sent]
+    reflections = [t for t in texts if t.startswith(REFLECTION)]
+    assert len(reflections) == 33
+    game2 = [t for t in reflections if "=== GAME 2 ENDED ===" in t and "=== GAME 3 ENDED ===" not in t]
+    assert len(game2) == 3
+    for text in game2:
+        assert text.count("Welcome to the Escape Room!") == 2 and "=== GAME 1 ENDED ===" in text
+        assert "[Previous Games Reflection]:\nGames seen ended: 1." in text
 
 
 def test_memory_horizon_at_game_11_matches_the_reference_algorithm() -> None:
