@@ -19,7 +19,7 @@ from trustsim.errors import ConfigError
 from trustsim.job import _fail_early
 from trustsim.preflight import preflight
 from trustsim.preview.argv import preview_argv, preview_requested
-from trustsim.rundir import RunDirBusy, claim_from_argv
+from trustsim.rundir import RunDirBusy, RunDirForeign, claim_from_argv
 from trustsim.summary import print_summary
 from trustsim.sweep import exit_unwritable, register_resolvers
 
@@ -57,6 +57,9 @@ def main() -> None:
     except RunDirBusy as exc:
         print(f"trustsim: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    except RunDirForeign as exc:  # the working directory, /, or a folder of the user's own files
+        print(f"trustsim: {exc}", file=sys.stderr)
+        sys.exit(2)
     except OSError as exc:  # the named run directory cannot be created
         exit_unwritable(exc.filename or "?", exc)
     try:

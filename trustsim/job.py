@@ -26,7 +26,14 @@ from trustsim.llm import build_client
 from trustsim.llm.config import ModelConfig
 from trustsim.llm.seat_model import merge_stats
 from trustsim.progress import make_progress
-from trustsim.rundir import Manifest, RunDirBusy, RunRecorder, open_run_dir, write_failed_manifest
+from trustsim.rundir import (
+    Manifest,
+    RunDirBusy,
+    RunDirForeign,
+    RunRecorder,
+    open_run_dir,
+    write_failed_manifest,
+)
 from trustsim.runtime import Runtime
 from trustsim.schema import instantiate
 from trustsim.secrets import protect_run, redact, redact_argument
@@ -224,7 +231,8 @@ def run_job(
     runtime: Runtime | None = None,
 ) -> int:
     """Validate, run the game's runner, and leave a manifest whatever happens. Returns an exit code:
-    0 complete, 2 configuration error, 3 run failure (resumable; a write that failed too), 1 unexpected error,
+    0 complete, 2 configuration error or a run directory it must not write into (the working directory, ``/``,
+    a folder of foreign files: nothing written), 3 run failure (resumable; a write that failed too), 1 unexpected error,
     5 run directory in use by another job (nothing written), 130 interrupted. (A preview, ``preview=true``, is
     no job: :func:`trustsim.api.run_config` sends it to :mod:`trustsim.preview`.) Everything is per job: a
     failure ends this job's run only.
@@ -238,6 +246,9 @@ def run_job(
     except RunDirBusy as exc:
         print(f"trustsim: {exc}", file=sys.stderr)
         return exc.exit_code
+    except RunDirForeign as exc:  # nothing written there
+        print(f"trustsim: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:  # the run directory cannot be written at all
         return _failed_before_start(run_dir, cfg, exc)
     try:

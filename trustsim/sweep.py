@@ -3,7 +3,9 @@
 A multirun writes under ONE sweep directory (``outputs/sweeps/<date>/<time>/``) with one subdirectory per
 job named by its number and overrides (``003_+experiment=2strike,seed=1``), and, at the end, ``jobs.csv``
 (number, directory, overrides, status, run id, failure). If any job failed, the command prints which and
-exits 1. An output directory that cannot be created stops the command at once with exit code 2.
+exits 1. An output directory that cannot be created, or that a run must not write into (the working directory,
+``/``, a folder holding files no trustsim run wrote: :mod:`trustsim.rundir.foreign`), stops the command at
+once with exit code 2, before anything is written there.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from trustsim.preview import sweep_total
+from trustsim.rundir.foreign import RunDirForeign, check_run_dir, check_sweep_dir
 from trustsim.summary import sweep_next_lines
 
 MAX_DIRNAME = 100
@@ -60,6 +63,15 @@ def exit_unwritable(path: Path | str, exc: OSError, key: str = "hydra.run.dir") 
     sys.exit(2)
 
 
+def _refuse_foreign(check: Any, folder: str) -> None:
+    """Run ``check`` on ``folder``; a refusal is printed, exit 2 (nothing was written there)."""
+    try:
+        check(folder)
+    except RunDirForeign as exc:
+        print(f"trustsim: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
 def read_jobs(sweep_dir: Path) -> list[dict[str, Any]]:
     """One row per job directory of a sweep: number, directory, overrides, status, run id, failure."""
     rows = []
@@ -96,9 +108,11 @@ class SweepReport(Callback):
     """Checks output directories before anything runs; indexes a sweep's jobs and reports failures."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _refuse_foreign(check_run_dir, str(config.hydra.run.dir))
         _writable(Path(str(config.hydra.run.dir)), "hydra.run.dir")
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _refuse_foreign(check_sweep_dir, str(config.hydra.sweep.dir))
         _writable(Path(str(config.hydra.sweep.dir)), "hydra.sweep.dir")
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:

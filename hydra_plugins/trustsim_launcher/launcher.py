@@ -5,7 +5,8 @@
 start-up (about 0.1 s of CPU per job), so from :data:`PARALLEL_FROM` jobs on it runs in forked worker
 processes, one per core: each has its own ``HydraConfig`` (a process-wide singleton), set to the job's config
 while it is resolved. In this process ``HydraConfig`` keeps the sweep's config. Every job is then validated
-(:func:`trustsim.launch.sweep_job`); any invalid job fails the sweep, naming each one and its key, before
+(:func:`trustsim.launch.sweep_job`) and its run directory checked (:func:`trustsim.rundir.check_run_dir`); any
+invalid job fails the sweep, naming each one and its key, before
 anything is written or sent (exit 2). Then the jobs run concurrently (:func:`trustsim.launch.run_jobs`) with
 everything they need passed explicitly (run directory, overrides, config).
 
@@ -39,6 +40,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from trustsim.config import to_container
 from trustsim.errors import ConfigError
 from trustsim.launch import SweepJob, refuse, run_jobs, sweep_job
+from trustsim.rundir import check_run_dir
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +99,7 @@ class TrustsimLauncher(Launcher):
                 if composed.error is not None:
                     raise ConfigError(*composed.error)
                 assert composed.cfg is not None
+                check_run_dir(composed.run_dir)  # no job writes into a folder of foreign files
                 records.append(_Record(composed, self))
             except ConfigError as exc:
                 errors.append((label, exc))

@@ -2,12 +2,13 @@
 
 One module for everything a run directory holds (see ``docs/run_directory.md``): file names and column
 schemas (:mod:`.schema`), the event and table writers (:mod:`.writer`), the manifest (:mod:`.manifest`),
-the lock (:mod:`.lock`, :mod:`.directory`) and the reader with its damage and duplicate rules
+the lock and the folders a job refuses (:mod:`.lock`, :mod:`.directory`, :mod:`.foreign`) and the reader with its damage and duplicate rules
 (:mod:`.reader`). It imports nothing else from the engine (no mesa, hydra, litellm or game), so ``analysis``
 may import it; a game's event unit comes from the run's own manifest, never from the game registry.
 """
 
 from trustsim.rundir.directory import clear_previous_run, open_run_dir
+from trustsim.rundir.foreign import RunDirForeign, check_run_dir, check_sweep_dir, foreign_files
 from trustsim.rundir.lock import BUSY_EXIT_CODE, RunDirBusy, RunDirLock, claim_from_argv
 from trustsim.rundir.manifest import Manifest, failure_from_exception, one_line, write_failed_manifest
 from trustsim.rundir.reader import (
@@ -63,15 +64,19 @@ __all__ = [
     "Run",
     "RunDirBusy",
     "RunDirError",
+    "RunDirForeign",
     "RunDirLock",
     "RunRecorder",
     "TableSchema",
     "TableWriter",
+    "check_run_dir",
+    "check_sweep_dir",
     "claim_from_argv",
     "clear_previous_run",
     "discover_runs",
     "failure_from_exception",
     "find_run_dirs",
+    "foreign_files",
     "format_cell",
     "iter_events",
     "json_default",

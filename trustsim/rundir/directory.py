@@ -1,11 +1,12 @@
-"""Opening a run directory for a new job: the lock, and clearing what a previous run there left."""
+"""Opening a run directory for a new job: refusing a folder that is not one, the lock, and clearing what a
+previous run there left."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from trustsim.rundir.lock import RunDirLock
+from trustsim.rundir.lock import RunDirLock, acquire_checked
 from trustsim.rundir.schema import EVENTS, MANIFEST
 
 
@@ -44,9 +45,10 @@ def clear_previous_run(run_dir: str | Path) -> list[str]:
 
 
 def open_run_dir(run_dir: str | Path) -> tuple[RunDirLock, list[str]]:
-    """Lock ``run_dir`` (raises :class:`~trustsim.rundir.lock.RunDirBusy` at once if a live job holds it)
-    and clear the previous run's files. Returns the held lock and notes for the user and the manifest."""
-    lock = RunDirLock(run_dir).acquire()
+    """Refuse a folder that is not a run directory (:func:`check_run_dir`: :class:`RunDirForeign`), lock
+    ``run_dir`` (raises :class:`~trustsim.rundir.lock.RunDirBusy` at once if a live job holds it) and clear the
+    previous run's files. Returns the held lock and notes for the user and the manifest."""
+    lock = acquire_checked(run_dir)
     try:
         notes = ([lock.note] if lock.note else []) + clear_previous_run(run_dir)
     except BaseException:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from trustsim.errors import TrustsimError
+from trustsim.rundir.foreign import check_run_dir, refuse_special
 from trustsim.rundir.schema import LOCK
 
 try:  # POSIX; elsewhere the pid check alone decides
@@ -174,19 +175,38 @@ class RunDirLock:
         self.release()
 
 
+def acquire_checked(run_dir: str | os.PathLike[str]) -> RunDirLock:
+    """Lock ``run_dir`` for a job, refusing a folder a job must not write into
+    (:func:`~trustsim.rundir.foreign.check_run_dir`) before anything is written there. A folder that holds a
+    lock file is a trustsim job's: the lock decides first (:class:`RunDirBusy` while its job lives)."""
+    folder = Path(run_dir)
+    if (folder / LOCK).exists():
+        refuse_special(folder)
+    else:
+        check_run_dir(folder)
+    lock = RunDirLock(folder).acquire()
+    try:
+        check_run_dir(folder)
+    except BaseException:
+        lock.release()
+        raise
+    return lock
+
+
 def claim_from_argv(argv: list[str]) -> RunDirLock | None:
     """Lock the run directory named on the command line (``hydra.run.dir=DIR``) before Hydra writes its
     ``.hydra/`` files there, so a second job into a busy directory changes nothing in it.
 
     Returns the held lock (the job takes it over), or None for a multirun or when no directory is named (the
-    job then locks its directory itself). Raises :class:`RunDirBusy` when another job holds it.
+    job then locks its directory itself). Raises :class:`RunDirBusy` when another job holds it, and
+    :class:`~trustsim.rundir.foreign.RunDirForeign` (nothing written) when it is no folder a run may use.
     """
     if any(arg in ("-m", "--multirun") for arg in argv):
         return None
     for arg in argv:
         key, sep, value = arg.partition("=")
         if sep and key.lstrip("+~") == "hydra.run.dir" and value and "${" not in value:
-            lock = RunDirLock(value).acquire()
+            lock = acquire_checked(value)
             _HANDED_OVER[str(lock.run_dir.resolve())] = lock
             return lock
     return None
