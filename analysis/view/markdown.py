@@ -1,23 +1,61 @@
 """A small Markdown → HTML converter for the analysis reports the viewer embeds (headings, paragraphs, lists,
-pipe tables, images, links, code spans and fenced blocks: what ``report.md`` files use). Text is escaped."""
+pipe tables, images, links, code spans and fenced blocks: what ``report.md`` files use). Text and
+attribute values are escaped; a link or image URL must be ``http(s)://``, relative or ``#``."""
 
 from __future__ import annotations
 
 import html
 import re
 
-_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
-_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
-_CODE = re.compile(r"`([^`]+)`")
-_BOLD = re.compile(r"\*\*([^*]+)\*\*")
+_INLINE = re.compile(
+    r"(?P<image>!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)\))"
+    r"|(?P<link>\[(?P<label>[^\]]+)\]\((?P<href>[^)\s]+)\))"
+    r"|`(?P<code>[^`]+)`"
+    r"|\*\*(?P<bold>[^*]+)\*\*"
+)
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
+
+
+def safe_url(url: str) -> bool:
+    """Whether ``url`` may go into an ``href``/``src``: ``http(s)://``, relative or ``#``; never another scheme
+    (``javascript:``, ``data:``, ``vbscript:``), nor a control character or whitespace (a browser drops those
+    inside a scheme name), nor a backslash (read as ``/``)."""
+    if not url or any(ord(c) <= 0x20 or ord(c) == 0x7F or c == "\\" for c in url):
+        return False
+    scheme = _SCHEME.match(url)
+    return scheme is None or scheme.group(1).lower() in ("http", "https")
+
+
+def _attr(value: str) -> str:
+    return html.escape(value, quote=True)
 
 
 def _inline(text: str) -> str:
-    out = html.escape(text, quote=False)
-    out = _IMAGE.sub(lambda m: f'<img alt="{m.group(1)}" src="{m.group(2)}">', out)
-    out = _LINK.sub(lambda m: f'<a href="{m.group(2)}">{m.group(1)}</a>', out)
-    out = _CODE.sub(r"<code>\1</code>", out)
-    return _BOLD.sub(r"<strong>\1</strong>", out)
+    """One line of Markdown as HTML: every text node and attribute value escaped; a link or image whose URL is
+    not :func:`safe_url` stays its escaped source text."""
+    out: list[str] = []
+    last = 0
+    for m in _INLINE.finditer(text):
+        out.append(html.escape(text[last : m.start()]))
+        last = m.end()
+        if m.group("image") is not None:
+            src = m.group("src")
+            ok = safe_url(src)
+            out.append(
+                f'<img alt="{_attr(m.group("alt"))}" src="{_attr(src)}">' if ok else html.escape(m.group(0))
+            )
+        elif m.group("link") is not None:
+            href = m.group("href")
+            ok = safe_url(href)
+            out.append(
+                f'<a href="{_attr(href)}">{_inline(m.group("label"))}</a>' if ok else html.escape(m.group(0))
+            )
+        elif m.group("code") is not None:
+            out.append(f"<code>{html.escape(m.group('code'))}</code>")
+        else:
+            out.append(f"<strong>{_inline(m.group('bold'))}</strong>")
+    out.append(html.escape(text[last:]))
+    return "".join(out)
 
 
 def _table(lines: list[str]) -> str:

@@ -27,7 +27,7 @@ function load(key, rel) {
 const esc = (v) => String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 const app = () => document.getElementById("app");
 const crumbs = (html) => { document.getElementById("crumbs").innerHTML = html; };
-const fmt = (v, digits = 3) => v === null || v === undefined ? "—" : typeof v === "number" && !Number.isInteger(v) ? v.toFixed(digits) : String(v);
+const fmt = (v, digits = 3) => v === null || v === undefined ? "—" : typeof v === "number" && !Number.isInteger(v) ? v.toFixed(digits) : esc(v);
 const pct = (v) => v === null || v === undefined ? "—" : (100 * v).toFixed(1) + "%";
 const runData = (key) => load("run/" + key, "r/" + key + "/run.js");
 const enc = encodeURIComponent;
@@ -136,8 +136,8 @@ async function renderIndex() {
       if (c === "status") return `<td>${esc(r.status)}${r.failure ? `<br><span class="muted">${esc(r.failure)}</span>` : ""}</td>`;
       if (c === "invalid_share") return `<td>${pct(r[c])}</td>`;
       if (c === "run_id") return `<td class="run-id">${esc(r[c] ?? "")}</td>`;
-      if (c === "date") return `<td class="date">${esc(fmt(r[c]))}</td>`;
-      return `<td>${esc(fmt(r[c]))}</td>`;
+      if (c === "date") return `<td class="date">${fmt(r[c])}</td>`;
+      return `<td>${fmt(r[c])}</td>`;
     }).join("")}</tr>`).join("");
   };
   draw();
@@ -217,9 +217,9 @@ function strip(key, games, current) {
   return `<div class="strip">${games.map((g) => {
     const share = g.verifications ? g.partner_verifications / g.verifications : null;
     const h = Math.min(100, 8 * g.verifications);
-    return `<a href="#/game/${key}/${g.session}/${g.game}/1" class="${g.d_correct ? "" : "dwrong"} ${current === g.game ? "current" : ""}"
-      title="game ${g.game}: ${g.verifications} verifications, partner share ${share === null ? "—" : share.toFixed(2)}, ${esc(g.outcome)}${g.d_correct ? "" : " (D wrong)"}">
-      <span>${g.verifications}</span><span class="bar" style="height:${h}%"></span><span>${g.game}</span></a>`;
+    return `<a href="#/game/${key}/${enc(g.session)}/${enc(g.game)}/1" class="${g.d_correct ? "" : "dwrong"} ${current === g.game ? "current" : ""}"
+      title="game ${esc(g.game)}: ${esc(g.verifications)} verifications, partner share ${share === null ? "—" : share.toFixed(2)}, ${esc(g.outcome)}${g.d_correct ? "" : " (D wrong)"}">
+      <span>${esc(g.verifications)}</span><span class="bar" style="height:${Number(h) || 0}%"></span><span>${esc(g.game)}</span></a>`;
   }).join("")}</div>`;
 }
 
@@ -240,13 +240,13 @@ async function renderRun(key, page = 0) {
     const per = 50, pages = Math.ceil(all.length / per);
     body += all.slice(page * per, page * per + per).map(([s, games]) => {
       const v = games.reduce((a, g) => a + g.verifications, 0), p = games.reduce((a, g) => a + g.partner_verifications, 0);
-      return `<h3>Session ${s} <span class="muted">· ${games.length} games · ${(v / games.length).toFixed(2)} verifications/game · partner share ${v ? (p / v).toFixed(3) : "—"}</span></h3>${strip(key, games, null)}`;
+      return `<h3>Session ${esc(s)} <span class="muted">· ${games.length} games · ${(v / games.length).toFixed(2)} verifications/game · partner share ${v ? (p / v).toFixed(3) : "—"}</span></h3>${strip(key, games, null)}`;
     }).join("");
     if (pages > 1) body += `<p class="pager">sessions page ${page + 1} of ${pages} ${page > 0 ? `<a href="#/run/${key}/${page - 1}">previous</a>` : ""} ${page + 1 < pages ? `<a href="#/run/${key}/${page + 1}">next</a>` : ""}</p>`;
   }
   if (run.scenarios) {
     body += searchBox(key) + `<table id="scenarios"><thead><tr><th>scenario</th><th>category</th><th>process</th><th>pair</th><th>stages</th><th>all optimal</th><th>cost</th></tr></thead><tbody>${run.scenarios.map((s, i) =>
-      `<tr><td><a href="#/scenario/${key}/${i}">${esc(s.item)}</a></td><td>${esc(s.category)}</td><td>${esc(s.process)}</td><td>${esc(s.pair ?? "")}</td><td>${s.stages}</td><td>${esc(s.all_optimal)}</td><td>${fmt(s.total_cost)}</td></tr>`).join("")}</tbody></table>`;
+      `<tr><td><a href="#/scenario/${key}/${i}">${esc(s.item)}</a></td><td>${esc(s.category)}</td><td>${esc(s.process)}</td><td>${esc(s.pair ?? "")}</td><td>${esc(s.stages)}</td><td>${esc(s.all_optimal)}</td><td>${fmt(s.total_cost)}</td></tr>`).join("")}</tbody></table>`;
   }
   if (run.matches) {
     body += `<table id="matches"><thead><tr><th>match</th><th>player A</th><th>player B</th><th>rounds</th><th>payoffs</th><th>cooperation A / B</th></tr></thead><tbody>${run.matches.map((m) =>
@@ -254,10 +254,10 @@ async function renderRun(key, page = 0) {
   }
   if (run.sessions) {
     body += `<table id="tg-sessions"><thead><tr><th>session</th><th>pairs</th><th>exchanges</th></tr></thead><tbody>${run.sessions.map((s) =>
-      `<tr><td><a href="#/tg/${key}/${s.session}">session ${s.session}</a></td><td>${s.pairs}</td><td>${s.exchanges}</td></tr>`).join("")}</tbody></table>`;
+      `<tr><td><a href="#/tg/${key}/${enc(s.session)}">session ${esc(s.session)}</a></td><td>${esc(s.pairs)}</td><td>${esc(s.exchanges)}</td></tr>`).join("")}</tbody></table>`;
   }
   if (run.tables) {  // a game that declares a table page (analysis.view.families.table_page)
-    body += run.tables.map((t) => `<h3>${esc(t.name)}.csv <span class="muted">· ${t.total} rows${t.total > t.rows.length ? `, the first ${t.rows.length} shown` : ""}</span></h3><table class="run-table" data-table="${esc(t.name)}"><thead><tr>${t.columns.map((c) => `<th>${esc(c)}</th>`).join("")}</tr></thead><tbody>${t.rows.map((r) =>
+    body += run.tables.map((t) => `<h3>${esc(t.name)}.csv <span class="muted">· ${esc(t.total)} rows${t.total > t.rows.length ? `, the first ${t.rows.length} shown` : ""}</span></h3><table class="run-table" data-table="${esc(t.name)}"><thead><tr>${t.columns.map((c) => `<th>${esc(c)}</th>`).join("")}</tr></thead><tbody>${t.rows.map((r) =>
       `<tr>${r.map((v) => `<td>${typeof v === "number" ? fmt(v) : esc(v ?? "")}</td>`).join("")}</tr>`).join("")}</tbody></table>`).join("");
   }
   app().innerHTML = body;
@@ -353,7 +353,7 @@ async function renderGame(key, session, gameNo, roundArg) {
   if (end) {
     const e = game.end;
     body += `<p id="outcome"><strong>Outcome: ${esc(e.outcome)}</strong>${e.escape_round ? ` in round ${e.escape_round}` : ""} · survivors ${esc((e.survivors || []).join(", ") || "none")}</p>
-      <p>coins ${Object.entries(e.coins || {}).map(([s, c]) => `<span class="chip">${esc(s)}: ${c}</span>`).join("")} · scores ${Object.entries(e.scores || {}).map(([s, c]) => `<span class="chip">${esc(s)}: ${c}</span>`).join("")}</p>
+      <p>coins ${Object.entries(e.coins || {}).map(([s, c]) => `<span class="chip">${esc(s)}: ${esc(c)}</span>`).join("")} · scores ${Object.entries(e.scores || {}).map(([s, c]) => `<span class="chip">${esc(s)}: ${esc(c)}</span>`).join("")}</p>
       <h3>Capsules after the game (✓ right, ✗ wrong)</h3>${capsuleTable(game, e.capsules || {}, true)}${reflections(game, run, unit)}`;
   } else {
     const rnd = game.rounds[r - 1];
@@ -432,11 +432,11 @@ async function renderMatch(key, match) {
   const [run, grid] = await Promise.all([runData(key), load(`match/${key}/${match}`, `r/${key}/m/${match}.js`)]);
   const m = run.matches.find((x) => String(x.match) === String(match)) || {};
   crumbs(` › <a href="#/run/${key}">${esc(run.row.experiment ?? key)}</a> › match ${esc(match)}`);
-  const cells = (seat) => grid.rounds.map((r) => { const c = r.seats[seat]; return `<span class="cell ${c ? esc(c.move) : "none"}" title="round ${r.round}: ${c ? esc(c.move) : "—"}"></span>`; }).join("");
+  const cells = (seat) => grid.rounds.map((r) => { const c = r.seats[seat]; return `<span class="cell ${c ? esc(c.move) : "none"}" title="round ${esc(r.round)}: ${c ? esc(c.move) : "—"}"></span>`; }).join("");
   const rows = grid.rounds.map((r) => {
     const a = r.seats.A || {}, b = r.seats.B || {};
     const one = (c) => `<td>${esc(c.move ?? "—")}${c.valid === false ? ' <span class="badge invalid">INVALID</span>' : ""}</td><td>${fmt(c.p, 2)} → ${esc(c.opponent_move ?? "—")}</td>`;
-    return `<tr><td>${r.round}</td>${one(a)}${one(b)}<td class="reasoning">${esc(a.reasoning ?? "")}</td><td class="reasoning">${esc(b.reasoning ?? "")}</td>
+    return `<tr><td>${esc(r.round)}</td>${one(a)}${one(b)}<td class="reasoning">${esc(a.reasoning ?? "")}</td><td class="reasoning">${esc(b.reasoning ?? "")}</td>
       <td>A ${requestCell(run, `match-${match}`, a.request, a.raw)}<br>B ${requestCell(run, `match-${match}`, b.request, b.raw)}</td></tr>`;
   }).join("");
   app().innerHTML = `<h1>Match ${esc(match)}</h1><p>A: ${esc(m.player_a)} (${esc(m.model_a)}) · B: ${esc(m.player_b)} (${esc(m.model_b)}) · payoffs ${fmt(m.payoff_a)} / ${fmt(m.payoff_b)}</p>
@@ -453,7 +453,7 @@ async function renderTrustGame(key, session) {
   for (const x of rows) { if (!byPair.has(x.pair)) byPair.set(x.pair, []); byPair.get(x.pair).push(x); }
   app().innerHTML = `<h1>Trust game · session ${esc(session)}</h1>${[...byPair.entries()].map(([pair, xs]) => `<h3>pair ${esc(pair)} <span class="muted">${esc(xs[0].trustor)} → ${esc(xs[0].trustee)} · E ${esc(xs[0].endowment)} · k ${esc(xs[0].multiplier)}</span></h3>
     <table class="exchanges"><thead><tr><th>round</th><th>sent</th><th>received</th><th>returned</th><th>return ratio</th><th>payoffs trustor / trustee</th><th>expected back</th><th>valid</th><th>requests</th></tr></thead><tbody>${xs.map((x) =>
-      `<tr class="${x.valid === false ? "invalid" : ""}"><td>${x.round}</td><td>${x.sent}</td><td>${x.received}</td><td>${x.returned}</td><td>${fmt(x.return_ratio, 2)}</td><td>${x.trustor_payoff} / ${x.trustee_payoff}</td><td>${fmt(x.expected_return, 1)}</td><td>${x.valid === false ? `INVALID ${esc(x.sent_invalid_reason || x.returned_invalid_reason || "")}${x.sent_raw ? `<pre>${esc(x.sent_raw)}</pre>` : ""}${x.returned_raw ? `<pre>${esc(x.returned_raw)}</pre>` : ""}` : "yes"}</td>
+      `<tr class="${x.valid === false ? "invalid" : ""}"><td>${esc(x.round)}</td><td>${esc(x.sent)}</td><td>${esc(x.received)}</td><td>${esc(x.returned)}</td><td>${fmt(x.return_ratio, 2)}</td><td>${esc(x.trustor_payoff)} / ${esc(x.trustee_payoff)}</td><td>${fmt(x.expected_return, 1)}</td><td>${x.valid === false ? `INVALID ${esc(x.sent_invalid_reason || x.returned_invalid_reason || "")}${x.sent_raw ? `<pre>${esc(x.sent_raw)}</pre>` : ""}${x.returned_raw ? `<pre>${esc(x.returned_raw)}</pre>` : ""}` : "yes"}</td>
       <td>send ${requestCell(run, `tg-${session}`, x.sent_request, x.sent_by_model)}<br>return ${requestCell(run, `tg-${session}`, x.returned_request, x.returned_by_model)}</td></tr>`).join("")}</tbody></table>`).join("")}`;
 }
 
