@@ -1,7 +1,7 @@
 """How every analysis writes what it found: each table as CSV and Markdown, each figure as PNG and PDF.
 
-The README promises both forms for every subcommand; the subcommands write through these two functions so
-none forgets one.
+docs/running.md (Analysis) promises both forms for every subcommand; the subcommands write through these two
+functions so none forgets one.
 """
 
 from __future__ import annotations

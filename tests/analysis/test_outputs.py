@@ -1,4 +1,4 @@
-"""Every subcommand writes each table as CSV and Markdown and each figure as PNG and PDF (README, Analysis);
+"""Every subcommand writes each table as CSV and Markdown and each figure as PNG and PDF (docs/running.md, Analysis);
 the arena's match grid keeps runs apart."""
 
 from __future__ import annotations

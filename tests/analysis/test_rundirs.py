@@ -309,7 +309,7 @@ def test_a_nested_analysis_folder_is_not_foreign(tmp_path: Path, capsys) -> None
     nested = sorted(p.relative_to(out) for p in (out / "yardstick").rglob("*") if p.is_file())
     assert any(p.name == "report.md" for p in nested)
     capsys.readouterr()
-    # the README's order: trust, yardstick into report/yardstick/, trust again
+    # the documented order (docs/reference_study.md): trust, yardstick into report/yardstick/, trust again
     assert _trust(out, tmp_path / "in", "--no-figures") == 0
     assert "error" not in capsys.readouterr().err
     assert (out / "report.md").exists()

@@ -1,7 +1,7 @@
 """Errors of the LLM layer. Each carries the advice the run prints (``resume``) and its exit code.
 
 Exit codes of ``python -m trustsim``: 2 configuration or environment, 3 provider error, 4 replay miss,
-6 budget reached (:class:`trustsim.llm.budget.BudgetReached`), 130 interrupted (see the README's "Exit codes").
+6 budget reached (:class:`trustsim.llm.budget.BudgetReached`), 130 interrupted (see docs/running.md, "Exit codes").
 """
 
 from __future__ import annotations
