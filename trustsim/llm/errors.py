@@ -99,6 +99,8 @@ def recover_advice(path: Path, problem: str, key: str) -> str:
             f"restore {path} from a backup if it held answers; to start a new store instead delete the empty file "
             f"(every request is then sent again) or point {key} at another file"
         )
+    if "newer trustsim" in problem:
+        return f"upgrade trustsim to use it, or point {key} at another store; {path} was left as it is"
     if "not a request store" in problem or "not a SQLite database" in problem:
         return f"point {key} at a request store (or at a new file); {path} was left as it is"
     recovered = path.with_name(f"{path.stem}-recovered{path.suffix}")

@@ -35,6 +35,8 @@ SCHEMA_VERSION = 3
 # A store first written with key version 1 keeps its embedded-model rows, which are no longer found (their
 # settings and weights are unknown): those requests are sent again once. Other models' keys are unchanged.
 KEY_VERSION = 2
+# "Trst" in the SQLite header (PRAGMA application_id): this file is a request store
+APPLICATION_ID = 0x54727374
 SHARD_SUFFIX = ".sqlite"
 LOCK_SUFFIX = ".writer"
 RESCAN_S = 5.0  # how often a sharded store looks for shards written by other jobs
@@ -49,6 +51,8 @@ ADDED_COLUMNS = {
     "cached_tokens": "INTEGER NOT NULL DEFAULT 0",  # prompt tokens read from the provider's prompt cache
     "cache_write_tokens": "INTEGER NOT NULL DEFAULT 0",  # prompt tokens written to it
 }
+BASE_COLUMNS = frozenset(c for c in COLUMNS if c not in ADDED_COLUMNS)
+"""The columns of the first schema: a store written before the application id holds at least these."""
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
@@ -127,6 +131,7 @@ def migrate(conn: sqlite3.Connection) -> None:
         if name not in cols:
             conn.execute(f"ALTER TABLE responses ADD COLUMN {name} {definition}")
     conn.execute("CREATE INDEX IF NOT EXISTS responses_job ON responses(job)")  # a job's spend, cheaply
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute(
         "INSERT OR REPLACE INTO meta(name, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
     )
@@ -299,11 +304,14 @@ def open_read_only(path: Path, *, immutable_ok: bool = True, check: bool = False
             conn.execute("SELECT COUNT(*) FROM responses").fetchone()
             return conn
         except sqlite3.Error as exc:
-            conn.close()
+            try:
+                if check and "no such table" in str(exc):
+                    check_identity(conn, path)  # what else the file is, when that can be said
+                    raise StoreDamaged(path, NOT_A_STORE) from None
+            finally:
+                conn.close()
             if check and is_damage(exc):
                 raise StoreDamaged(path, f"is damaged ({exc})") from None
-            if check and "no such table" in str(exc):
-                raise StoreDamaged(path, NOT_A_STORE) from None
             last = exc
     assert last is not None
     raise last
@@ -312,7 +320,9 @@ def open_read_only(path: Path, *, immutable_ok: bool = True, check: bool = False
 # -- integrity ---------------------------------------------------------------------------------------------
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _DAMAGE_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
-NOT_A_STORE = "is a SQLite database but not a request store (no responses table)"
+NOT_A_STORE_PREFIX = "is a SQLite database but not a request store"
+NOT_A_STORE = f"{NOT_A_STORE_PREFIX} (no responses table)"
+NEWER = "was made by a newer trustsim"
 EMPTY_GRACE_S = 1.0  # a 0-byte store file may be one another process is creating: look again for this long
 
 
@@ -356,10 +366,15 @@ def check_store_header(path: Path, grace_s: float = EMPTY_GRACE_S) -> None:
 
 
 def check_integrity(conn: sqlite3.Connection, path: Path, check: str = "quick") -> None:
-    """Run ``PRAGMA quick_check`` (``check="full"``: ``integrity_check``, which also compares every index with
-    its table) and the store's own table; raise :class:`StoreDamaged` naming the first problem."""
+    """Check a store file before it is used: a torn tail (:func:`torn_tail`), ``PRAGMA quick_check``
+    (``check="full"``: ``integrity_check``, which also compares every index with its table), the store's own
+    table, and that the file is a request store of a version this trustsim knows (:func:`check_identity`).
+    Raise :class:`StoreDamaged` naming the first problem."""
     pragma = "integrity_check" if check == "full" else "quick_check"
     try:
+        torn = _steady(lambda: torn_tail(conn, path))
+        if torn:
+            raise StoreDamaged(path, f"is damaged ({torn})")
         problems = [row[0] for row in conn.execute(f"PRAGMA {pragma}(5)")]
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if "responses" in tables:
@@ -371,8 +386,76 @@ def check_integrity(conn: sqlite3.Connection, path: Path, check: str = "quick") 
     if problems != ["ok"]:
         found = " ".join(" ".join(problems).replace("*** in database main ***", "").split())
         raise StoreDamaged(path, f"is damaged (PRAGMA {pragma}: {found[:240]})")
-    if tables and "responses" not in tables:  # (a database without tables: a store not yet initialised)
+    check_identity(conn, path)
+
+
+def _steady(probe: Any, tries: int = 3) -> str | None:
+    """``probe()`` (a problem or None), asked again after a pause while it reports one: a file another
+    process is extending or checkpointing right now may look torn for an instant; a torn one stays so."""
+    for attempt in range(tries):
+        problem = probe()
+        if problem is None or attempt == tries - 1:
+            return problem
+        _sleep(0.2)
+    return None
+
+
+def torn_tail(conn: sqlite3.Connection, path: Path) -> str | None:
+    """What is wrong with the end of the store file, or None: a size that is not a whole number of pages, or
+    fewer pages than its header counts (a file cut short: its last pages would read as zeros, which
+    ``PRAGMA quick_check`` does not notice)."""
+    try:
+        page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        with path.open("rb") as f:
+            header = f.read(100)
+            size = os.fstat(f.fileno()).st_size
+    except (OSError, sqlite3.Error):
+        return None  # unreadable here: the checks that follow say why
+    if len(header) < 100 or page_size <= 0:
+        return f"torn: {size} bytes, less than one page" if size else None
+    if size % page_size:
+        return f"torn: {size} bytes is not a whole number of {page_size}-byte pages"
+    counted = int.from_bytes(header[28:32], "big")
+    valid = header[92:96] == header[24:28]  # the header's page count is current (SQLite >= 3.7.0)
+    if valid and counted and size < counted * page_size:
+        return f"torn: {size // page_size} of the {counted} pages its header counts"
+    return None
+
+
+def check_identity(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a SQLite file that is not a request store, or one made by a newer trustsim, before anything is
+    written to it. A store carries :data:`APPLICATION_ID`; one written before it did (application id 0) must
+    hold a ``responses`` table with the first schema's columns. A database without tables and with an
+    application id and ``user_version`` of 0 is a store being created (adopted); any other is refused."""
+    app = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    user = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if app not in (0, APPLICATION_ID):
+        raise StoreDamaged(path, f"{NOT_A_STORE_PREFIX} (its application id is {app:#x}, not a store's)")
+    if not tables:
+        if app == 0 and user != 0:
+            raise StoreDamaged(path, f"{NOT_A_STORE_PREFIX} (no tables, user_version {user})")
+        return
+    if "responses" not in tables:
         raise StoreDamaged(path, NOT_A_STORE)
+    have = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+    if missing := sorted(BASE_COLUMNS - have):
+        raise StoreDamaged(
+            path, f"{NOT_A_STORE_PREFIX} (its responses table lacks {', '.join(missing[:4])}"
+            + (f" and {len(missing) - 4} more" if len(missing) > 4 else "") + ")"
+        )  # fmt: skip
+    if "meta" not in tables:
+        return
+    for name, known in (("schema_version", SCHEMA_VERSION), ("key_version", KEY_VERSION)):
+        row = conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        try:
+            value = int(row[0]) if row is not None else 0
+        except (TypeError, ValueError):
+            raise StoreDamaged(path, f"{NOT_A_STORE_PREFIX} (its {name} is {str(row[0])[:40]!r})") from None
+        if value > known:
+            raise StoreDamaged(
+                path, f"was made by a newer trustsim ({name} {value}; this trustsim knows up to {known})"
+            )
 
 
 # -- shards ------------------------------------------------------------------------------------------------

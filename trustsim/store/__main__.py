@@ -106,10 +106,13 @@ def _recover(args: argparse.Namespace) -> int:
         return 0
     print(
         f"recovered {result['recovered']} response(s) from {result['source']} into {result['out']}; "
-        f"{result['unreadable']} unreadable (their requests are sent again when a run needs them)"
+        f"{result['unreadable']} unreadable, {result['refused']} not a whole response (a torn answer); "
+        "the requests of both are sent again when a run needs them"
     )
-    if result["integrity"] == "ok":
-        print("(the source passed PRAGMA quick_check: every response was copied)")
+    if result["integrity"] == "ok" and not result["unreadable"] and not result["refused"]:
+        print("(the source passed its checks: every response was copied)")
+    elif result["integrity"] != "ok":
+        print(f"(the source's first problem: {result['integrity']})")
     print(f"next: run with llm.store_path={result['out']} (the damaged file was left as it is)")
     return 0
 

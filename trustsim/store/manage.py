@@ -7,6 +7,7 @@ transaction per file; ``merge`` copies responses into one store, de-duplicated b
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from trustsim.llm.store import (
+    BASE_COLUMNS,
     COLUMNS,
     LOCK_SUFFIX,
     StoreDamaged,
@@ -22,10 +24,13 @@ from trustsim.llm.store import (
     check_store_header,
     migrate,
     open_read_only,
+    request_key,
     shard_files,
+    torn_tail,
     writer_alive,
     writer_holder,
 )
+from trustsim.store.pages import leaf_records
 
 DAY_S = 86400.0
 _GROUP_SQL = (
@@ -81,7 +86,9 @@ def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
     try:
         check_store_header(path, grace_s=0.0)
         conn = (
-            sqlite3.connect(str(path), timeout=30.0, isolation_level=None) if write else open_read_only(path)
+            sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+            if write
+            else open_read_only(path, check=True)
         )
         try:
             check_integrity(conn, path, "quick")
@@ -277,7 +284,9 @@ def merge(sources: list[str | Path], out: str | Path) -> dict[str, Any]:
                 files.append(f)
     if not files:
         raise StoreCommandError("nothing to merge: the sources hold no store other than --out")
-    new = not out.is_file()
+    new = not out.exists()
+    if not new:  # a store of a known version, or a clear error: a damaged or foreign file is never changed
+        _connect(out, write=False).close()
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         conn = sqlite3.connect(out.resolve().as_uri(), uri=True, timeout=30.0, isolation_level=None)
@@ -344,9 +353,12 @@ def recover(source: str | Path, out: str | Path | None = None) -> dict[str, Any]
 
     Rows are read along every path SQLite offers, so a damaged page loses only the rows it held: a scan in
     rowid order resumed past each damaged stretch, the rowids the key and job indexes still list, then each
-    remaining rowid on its own. A row whose columns do not have their types is left out. Returns the counts:
-    ``recovered`` (written to ``out``), ``unreadable`` (rows known to exist that could not be read) and the
-    source's ``integrity`` (the first problem ``PRAGMA quick_check`` names, or ``ok``).
+    remaining rowid on its own; then the table's leaf pages themselves (:mod:`trustsim.store.pages`), which
+    still hold their rows when a page above them (the table's root) is damaged. Only a row that proves itself
+    a response is copied (:func:`valid_row`: its columns' types, no NUL in its text, a key that is the hash
+    of its own request). Returns the counts: ``recovered`` (written to ``out``), ``unreadable`` (rows known
+    to exist that could not be read), ``refused`` (rows read that are not a whole response: a torn answer)
+    and the source's ``integrity`` (a torn tail, the first problem ``PRAGMA quick_check`` names, or ``ok``).
     """
     source, out = Path(source), Path(out) if out is not None else recovered_path(Path(source))
     if source.is_dir():
@@ -363,13 +375,52 @@ def recover(source: str | Path, out: str | Path | None = None) -> dict[str, Any]
         raise StoreCommandError(f"nothing to recover: {exc}") from None
     conn = _open_damaged(source)
     try:
-        integrity = _integrity(conn)
-        rows, unreadable = _readable_rows(conn)
+        integrity = torn_tail(conn, source) or _integrity(conn)
+        try:
+            rows, failed = _readable_rows(conn)
+        except StoreCommandError:  # the schema cannot be read: the leaf pages may still hold the rows
+            rows, failed = {}, set()
     finally:
         conn.close()
+    refused = {rowid for rowid, row in rows.items() if not valid_row(row)}
+    rows = {rowid: row for rowid, row in rows.items() if rowid not in refused}
+    keys = {row[0] for row in rows.values()}
+    for rowid, values in leaf_records(source):  # rows no SQL path reached (a damaged page above them)
+        row = _as_row(values)
+        if row is not None and row[0] not in keys and rowid not in rows:
+            rows[rowid], keys = row, keys | {row[0]}
+            failed.discard(rowid)
+            refused.discard(rowid)
     _write_store(out, rows)
-    return {"source": str(source), "out": str(out), "recovered": len(rows), "unreadable": unreadable,
-            "integrity": integrity}  # fmt: skip
+    return {"source": str(source), "out": str(out), "recovered": len(rows), "unreadable": len(failed),
+            "refused": len(refused), "integrity": integrity}  # fmt: skip
+
+
+def valid_row(row: tuple[Any, ...]) -> bool:
+    """Whether a row (the columns of :data:`COLUMNS`) is a whole response: every column of its type, an
+    answer and request without NUL characters (a page cut short reads as zeros), a request that is a JSON
+    object, and a key that is the hash of that request."""
+    if len(row) != len(COLUMNS) or not all(isinstance(v, t) for v, t in zip(row, _TYPES, strict=True)):
+        return False
+    key, request, text = row[0], row[5], row[6]
+    if "\x00" in text or "\x00" in request:
+        return False
+    try:
+        if not isinstance(json.loads(request), dict):
+            return False
+    except ValueError:
+        return False
+    return request_key(request) == key
+
+
+def _as_row(values: list[Any]) -> tuple[Any, ...] | None:
+    """A leaf record as a row of :data:`COLUMNS` (a record written before a column was added lacks it: NULL
+    job, 0 cache tokens), or None when it is not a whole response."""
+    if not len(BASE_COLUMNS) <= len(values) <= len(COLUMNS):
+        return None
+    missing = COLUMNS[len(values) :]
+    row = (*values, *(None if c == "job" else 0 for c in missing))
+    return row if valid_row(row) else None
 
 
 def _open_damaged(path: Path) -> sqlite3.Connection:
@@ -403,8 +454,8 @@ def _columns(conn: sqlite3.Connection) -> str:
     return ", ".join(c if c in have else _MISSING.get(c, "NULL") for c in COLUMNS)
 
 
-def _readable_rows(conn: sqlite3.Connection) -> tuple[dict[int, tuple[Any, ...]], int]:
-    """Every readable row by rowid, and how many rows known to exist could not be read."""
+def _readable_rows(conn: sqlite3.Connection) -> tuple[dict[int, tuple[Any, ...]], set[int]]:
+    """Every readable row by rowid, and the rowids of rows known to exist that could not be read."""
     select = f"SELECT rowid, {_columns(conn)} FROM responses"
     rows: dict[int, tuple[Any, ...]] = {}
     failed: set[int] = set()
@@ -441,7 +492,7 @@ def _readable_rows(conn: sqlite3.Connection) -> tuple[dict[int, tuple[Any, ...]]
             keep(row)
         elif rowid in known:
             failed.add(rowid)  # an index lists it, the table lost it
-    return rows, len(failed)
+    return rows, failed
 
 
 def _index_rowids(conn: sqlite3.Connection) -> set[int]:
