@@ -13,7 +13,7 @@ import pandas as pd
 from analysis.cli_options import add_common_options, non_negative_int, positive_float
 from analysis.text import interval_text, md_table
 from analysis.yardstick.model import MODEL_VERSION, VARIANTS
-from analysis.yardstick.score import LABEL
+from analysis.yardstick.score import LABEL, SYMMETRIC
 
 
 def add_parser(subparsers: Any) -> None:
@@ -40,10 +40,11 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument(
         "--variant",
-        choices=VARIANTS,
+        choices=(*VARIANTS, SYMMETRIC),
         default="team",
         help="the teammates' policy: team = the reference (bayes) rule on their exact beliefs, self_reliant = "
-        "they pass (default team; see docs/yardstick.md)",
+        "they pass, symmetric = the policy that is a best response when every seat plays it, where the "
+        "iteration reaches one (default team; see docs/yardstick.md)",
     )
     p.add_argument("--prior-alpha", type=positive_float, default=1.0, help="Beta prior alpha (default 1)")
     p.add_argument("--prior-beta", type=positive_float, default=1.0, help="Beta prior beta (default 1)")
@@ -72,6 +73,8 @@ MODEL_TEXT = (
 TEAMMATES = {
     "team": "teammates playing the reference (bayes) rule on their exact beliefs",
     "self_reliant": "teammates passing",
+    SYMMETRIC: "teammates playing the symmetric benchmark, the policy that is a best response when every seat "
+    "plays it (iterated best responses from the reference rule; a decision whose iteration cycles has no value)",
 }
 
 

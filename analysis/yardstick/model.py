@@ -145,6 +145,11 @@ class GameTable:
             model = self._seats[seat] = SeatModel(self, seat)
         return model
 
+    def seat_for(self, seat: str, state: RoundState) -> SeatModel | str:
+        """The model that scores ``seat``'s decision in ``state``: :meth:`seat` (the symmetric benchmark's
+        table answers per decision, or why it has none)."""
+        return self.seat(seat)
+
     def view(self, state: RoundState, seat: str) -> View:
         """``seat``'s view of this game's originals in ``state`` (:func:`condition` on the state's facts)."""
         key = (seat, state.verified, state.truth, state.failed)
@@ -244,9 +249,13 @@ class SeatModel:
         return self.table.all_right(state, self.seat)[need]
 
     # -- teammates -------------------------------------------------------------------------------------------
+    def plans_key(self, state: RoundState) -> tuple[object, ...]:
+        """What the teammates' moves depend on (the cache key of :meth:`plans`): not the rounds left."""
+        return (state.alive, state.coins, state.verified, state.truth, state.failed)
+
     def plans(self, state: RoundState) -> list[Plan]:
         """Every joint move of the live teammates, as a :class:`Plan` with its probability (cached)."""
-        key = (state.alive, state.coins, state.verified, state.truth, state.failed)  # not the rounds left
+        key = self.plans_key(state)
         out = self._plans.get(key)
         if out is None:
             out = [Plan(1.0, (), state.coins, 0)]

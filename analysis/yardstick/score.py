@@ -29,6 +29,8 @@ from analysis.yardstick.model import (
 from analysis.yardstick.traces import PARTNER, Choice, GameTrace, RoundTrace, RunTrace, resolve_name
 
 LABEL = "model-based yardstick, not the exact optimum of the game"
+SYMMETRIC = "symmetric"
+"""The variant whose teammates play the benchmark's own fixed point (:mod:`analysis.yardstick.symmetric`)."""
 DECISION_COLUMNS = [
     "yardstick",
     "model_version",
@@ -213,12 +215,47 @@ class ModelCache:
         key = (tuple(sorted(owners.items())), tuple(sorted(views.items())), variant)
         table = self._tables.get(key)
         if table is None:
-            table = self._tables[key] = GameTable(owners, views, variant)
+            if variant == SYMMETRIC:
+                from analysis.yardstick.symmetric import SymmetricGame
+
+                table = self._tables[key] = SymmetricGame(owners, views)
+            else:
+                table = self._tables[key] = GameTable(owners, views, variant)
             if len(self._tables) > self.size:
                 self._tables.popitem(last=False)
         else:
             self._tables.move_to_end(key)
         return table
+
+
+def unscored_row(
+    run: RunTrace,
+    game: GameTrace,
+    rnd: RoundTrace,
+    choice: Choice,
+    cluster: str,
+    variant: str,
+    failed: int,
+    state: RoundState,
+    reason: str,
+) -> dict[str, Any]:
+    """A decision the variant cannot value (no fixed point): the state and the choice, no values, the reason
+    in ``best_action``."""
+    none = Scored(0, 0, 0, {}, {PASS: 0.0, VOLUNTEER: 0.0}, 0.0, 0.0, 0.0, 0.0, lambda a, n, r: (0.0, 0.0))
+    row = decision_row(
+        run, game, rnd, choice, cluster=cluster, variant=variant, failed_passwords=failed, scored=none
+    )
+    values = [
+        c
+        for c in DECISION_COLUMNS
+        if c.startswith(("ev_", "p_Q", "death_risk")) or c in ("regret", "verify_gain")
+    ]
+    row.update(dict.fromkeys(values), p_teammate_volunteers=None, protective=None, best_action=reason)
+    row.update(
+        coins=state.coins[TESTED.index(choice.seat)], alive=len(state.alive), rounds_left=state.rounds_left
+    )
+    row["_check"] = Scored(0, 0, 0, {}, {}, 0.0, 0.0, 0.0, 0.0, lambda a, n, r: (0.0, 0.0))
+    return row
 
 
 def score_decision(
@@ -269,7 +306,10 @@ def score_game(
             if seat == PARTNER or seat not in views or seat not in rnd.alive:
                 continue
             state = state or round_state(game, rnd)
-            model = table.seat(seat)
+            model = table.seat_for(seat, state)
+            if isinstance(model, str):  # the symmetric benchmark found no fixed point: no value, the reason
+                rows.append(unscored_row(run, game, rnd, choice, cluster, variant, failed, state, model))
+                continue
             targets = [
                 k for k in PUZZLES if k in rnd.capsules and (run.own_verify != "illegal" or k != model.own)
             ]

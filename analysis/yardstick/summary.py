@@ -59,8 +59,15 @@ def summarise(
     rows = []
     for key, df in decisions.groupby(CELL, sort=True, dropna=False):
         clusters = df["cluster"].astype(str).to_numpy()
+        valued = (
+            df["regret"].notna().to_numpy()
+        )  # the symmetric benchmark leaves decisions without a fixed point
         regret = cluster_bootstrap_mean(
-            df["regret"].astype(float).to_numpy(), clusters, n_resamples=n_resamples, seed=seed, level=level
+            df["regret"].astype(float).to_numpy()[valued],
+            clusters[valued],
+            n_resamples=n_resamples,
+            seed=seed,
+            level=level,
         )
         verify = (df["action"] == "verify").to_numpy()
         protective = df["protective"].fillna(False).astype(bool).to_numpy() & verify
@@ -69,7 +76,10 @@ def summarise(
         num = np.bincount(inverse, weights=protective.astype(float), minlength=k)
         den = np.bincount(inverse, weights=verify.astype(float), minlength=k)
         share = cluster_bootstrap_ratio(num, den, n_resamples=n_resamples, seed=seed, level=level)
-        notes = [n for n in (regret.note, f"protective share: {share.note}" if share.note else "") if n]
+        unvalued = f"{int((~valued).sum())} decisions without a fixed point" if not valued.all() else ""
+        notes = [
+            n for n in (regret.note, f"protective share: {share.note}" if share.note else "", unvalued) if n
+        ]
         rows.append(
             {
                 "yardstick": LABEL,
@@ -82,7 +92,9 @@ def summarise(
                 "regret_mean": regret.estimate,
                 "regret_low": regret.low,
                 "regret_high": regret.high,
-                "best_share": float((df["regret"].astype(float) <= 1e-9).mean()),
+                "best_share": float((df["regret"].astype(float)[valued] <= 1e-9).mean())
+                if valued.any()
+                else math.nan,
                 "protective_share": share.estimate,
                 "protective_low": share.low,
                 "protective_high": share.high,

@@ -177,6 +177,22 @@ def test_cli_writes_labelled_deterministic_outputs(runs: dict[str, Path], tmp_pa
     assert (v["z"].abs() < 5).all()
 
 
+def test_symmetric_variant_values_decisions_only_at_a_fixed_point(runs: dict[str, Path]) -> None:
+    """Late decisions reach a fixed point and are valued (the same columns as the other variants); the first
+    round of a memoryless game cycles and is left without a value, with the reason, and counted in the
+    summary's note."""
+    tables = _score([runs["anchor"]], variant="symmetric")
+    d, summary = tables["decisions"], tables["summary"]
+    valued = d["regret"].notna()
+    assert valued.any() and not valued.all() and (d["variant"] == "symmetric").all()
+    assert (d.loc[d["rounds_left"] <= 2, "regret"].notna()).all()
+    assert d.loc[~valued, "best_action"].str.startswith("no fixed point (cycle of period").all()
+    assert d.loc[~valued, ["ev_pass", "ev_volunteer", "p_teammate_volunteers"]].isna().all().all()
+    assert (d.loc[valued, "regret"] >= 0).all() and d.loc[valued, "ev_pass"].notna().all()
+    assert f"{int((~valued).sum())} decisions without a fixed point" in summary["note"].iloc[0]
+    assert summary["n_decisions"].iloc[0] == len(d)
+
+
 def test_python_api_tables(runs: dict[str, Path]) -> None:
     result = analyse([str(runs["bayes"])], mc_decisions=0, resamples=200)
     assert {"decisions", "summary", "validation"} <= set(result.tables)
