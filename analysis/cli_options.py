@@ -60,6 +60,6 @@ def add_common_options(
     parser.add_argument(
         "--force",
         action="store_true",
-        help="write into an --out folder that holds files no analysis wrote (files this subcommand wrote "
-        "there before are always removed first)",
+        help="write into an --out folder that holds files no analysis wrote or another subcommand's report "
+        "(files this subcommand wrote there before are always removed first)",
     )

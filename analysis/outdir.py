@@ -4,9 +4,11 @@ Each subcommand records the files it wrote in ``<out>/.analysis-files.json`` (``
 The next run of the same subcommand into that folder removes those files first, so no stale figure or table
 survives next to a report that no longer mentions it. A folder holding files that no analysis wrote is
 refused unless ``--force`` is given (then files of the same name are overwritten and the others kept); the
-refusal comes before anything is removed, so a refused run leaves the folder exactly as it was. A subfolder
-with its own record (``report/yardstick/`` written by ``analysis yardstick --out report/yardstick/``) is
-another analysis's output, not foreign: the files its record lists are left alone.
+refusal comes before anything is removed, so a refused run leaves the folder exactly as it was. A folder
+holding another subcommand's report is refused the same way (two reports in one folder would overwrite each
+other's ``report.md``): each subcommand writes to a folder of its own. A subfolder with its own record
+(``report/yardstick/`` written by ``analysis yardstick --out report/yardstick/``) is another analysis's
+output, not foreign: the files its record lists are left alone.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ def owned_output(out: str | os.PathLike[str], command: str, *, force: bool = Fal
     Yields the list of files removed from a previous run of ``command`` (empty when none).
 
     Raises:
-        OutDirError: ``out`` is a file, or holds files no analysis wrote and ``force`` is false.
+        OutDirError: ``out`` is a file, or holds files no analysis wrote or another subcommand's report, and
+            ``force`` is false.
     """
     out = Path(out)
     removed: list[str] = []
@@ -96,6 +99,13 @@ def owned_output(out: str | os.PathLike[str], command: str, *, force: bool = Fal
                 f"--out {out}: the folder holds files that no analysis wrote ({shown}); nothing was changed. "
                 "Choose a new or empty folder, or pass --force to write into it anyway (same-name files are "
                 "overwritten, others kept)"
+            )
+        others = sorted(name for name, files in record.items() if name != command and files)
+        if others and not force:
+            raise OutDirError(
+                f"--out {out}: the folder holds the report of `analysis {others[0]}`; nothing was changed. "
+                f"Write `analysis {command}` to a folder of its own (e.g. --out {out / command}/), or pass "
+                "--force to write into it anyway (same-name files such as report.md are overwritten)"
             )
         removed = [rel for rel in record.pop(command, []) if rel not in nested and _remove(out, rel)]
     out.mkdir(parents=True, exist_ok=True)

@@ -43,7 +43,14 @@ def shell_path(path: str | os.PathLike[str]) -> str:
     return shlex.quote(text)
 
 
-def analysis_command(subcommand: str, target: str | os.PathLike[str], out: str = "report/") -> str:
-    """``<python> -m analysis <subcommand> <target> --out <out>``, runnable as printed in the working
-    directory."""
-    return f"{python_command()} -m analysis {subcommand} {shell_path(target)} --out {out}"
+def report_folder(subcommand: str) -> str:
+    """The ``--out`` folder trustsim suggests for an analysis subcommand: ``report/`` for the escape room's
+    ``trust``, ``report/<subcommand>/`` for every other, so two families never share a folder."""
+    return "report/" if subcommand == "trust" else f"report/{subcommand}/"
+
+
+def analysis_command(subcommand: str, target: str | os.PathLike[str], out: str | None = None) -> str:
+    """``<python> -m analysis <subcommand> <target> --out <out>`` (default :func:`report_folder`), runnable as
+    printed in the working directory."""
+    folder = out if out is not None else report_folder(subcommand)
+    return f"{python_command()} -m analysis {subcommand} {shell_path(target)} --out {folder}"

@@ -229,7 +229,7 @@ def sweep_next_lines(
     sweep_dir: str | Path, job_dirs: Iterable[str | Path], *, battery: bool = False
 ) -> list[str]:
     """The ``next:`` lines of a finished sweep: the trust card of a trust-card battery, else the analysis
-    subcommand of each game its jobs played (into ``report/<subcommand>/`` when there are several)."""
+    subcommand of each game its jobs played, each into its own folder (:func:`report_folder`)."""
     if battery:
         return [f"next: {analysis_command('card', sweep_dir, 'card/')}"]
     subs: list[str] = []
@@ -241,9 +241,7 @@ def sweep_next_lines(
         spec = _spec(manifest)
         if spec is not None and spec.analysis and spec.analysis not in subs:
             subs.append(spec.analysis)
-    if len(subs) == 1:
-        return [f"next: {analysis_command(subs[0], sweep_dir)}"]
-    return [f"next: {analysis_command(sub, sweep_dir, f'report/{sub}/')}" for sub in subs]
+    return [f"next: {analysis_command(sub, sweep_dir)}" for sub in subs]
 
 
 def summary_line(run_dir: str | Path) -> str:

@@ -33,5 +33,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"analysis from-inspect: skipped {what}: {why}", file=sys.stderr)
     print(f"wrote {len(result.run_dirs)} run director{'y' if len(result.run_dirs) == 1 else 'ies'} "
           f"from {result.logs} log{'s' if result.logs != 1 else ''} to {args.out}")  # fmt: skip
-    print(f"next: python -m analysis trust {args.out} --out report/   (or view, card, reliance, arena, ...)")
+    print(
+        f"next: python -m analysis trust {args.out} --out report/   "
+        "(or view, card, reliance, arena, ... each into a folder of its own, e.g. --out report/arena/)"
+    )
     return 0

@@ -265,15 +265,38 @@ def test_out_folder_with_foreign_files_needs_force(tmp_path: Path, capsys) -> No
     assert _trust(out, tmp_path / "in") == 2  # still foreign: refused again without --force
 
 
-def test_two_subcommands_share_an_out_folder(tmp_path: Path) -> None:
-    from analysis.outdir import owned_output
+def test_another_subcommands_report_is_refused(tmp_path: Path, capsys) -> None:
+    from analysis.__main__ import main
+    from tests.analysis.synth import write_run
+
+    for i in range(3):
+        write_run(tmp_path / "in" / f"s{i}", n_games=3, seed=i)
+    out = tmp_path / "report"
+    assert _trust(out, tmp_path / "in", "--no-figures") == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    yardstick = ["yardstick", str(tmp_path / "in")]
+    assert main([*yardstick, "--out", str(out)]) == 2  # its report.md would replace trust's
+    err = capsys.readouterr().err
+    assert "analysis trust" in err and "nothing was changed" in err and f"{out / 'yardstick'}/" in err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert main([*yardstick, "--out", str(out / "yardstick")]) == 0  # a folder of its own
+    assert _trust(out, tmp_path / "in", "--no-figures") == 0  # the nested report is not foreign
+    assert (out / "report.md").read_bytes() == before[out / "report.md"]
+    assert (out / "yardstick" / "report.md").exists()
+
+
+def test_force_writes_two_subcommands_into_one_folder(tmp_path: Path) -> None:
+    from analysis.outdir import OutDirError, owned_output
 
     out = tmp_path / "out"
     with owned_output(out, "trust"):
         (out / "a.csv").write_text("1")
-    with owned_output(out, "calibration"):
+    with pytest.raises(OutDirError, match="analysis trust"), owned_output(out, "calibration"):
+        pass
+    with owned_output(out, "calibration", force=True):
         (out / "b.csv").write_text("2")
-    with owned_output(out, "trust"):  # trust's a.csv is replaced, calibration's b.csv stays
+    with owned_output(out, "trust", force=True):  # trust's a.csv is replaced, calibration's b.csv stays
         (out / "c.csv").write_text("3")
     assert sorted(p.name for p in out.glob("*.csv")) == ["b.csv", "c.csv"]
 

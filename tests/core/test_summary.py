@@ -83,6 +83,9 @@ def test_other_families_have_their_own_lines(runs: dict[str, Path]) -> None:
     mean_sent = sum(float(r["sent"]) for r in ex) / len(ex)
     assert f"sent {mean_sent:.2f} of 10" in tg and "mean sent per round" in tg
     assert "python -m analysis trust_game" in tg
+    # each family's next: line names a folder of its own, so two reports never share one
+    folders = [summarize(run).splitlines()[-1].rsplit("--out ", 1)[1] for run in runs.values()]
+    assert len(set(folders)) == len(folders) == 4
     for run in runs.values():
         assert "\n" not in summary_line(run) and str(run) in summary_line(run)
 
@@ -173,9 +176,12 @@ def test_a_sweep_names_the_analysis_of_each_game_it_played(runs: dict[str, Path]
     one = sweep_next_lines(tmp_path, [runs["escape_room"], runs["escape_room"]])
     assert one == [f"next: {py} -m analysis trust {tmp_path} --out report/"]
     mixed = sweep_next_lines(tmp_path, [runs["escape_room"], tmp_path / "no-manifest", runs["arena"]])
-    assert mixed == [
-        f"next: {py} -m analysis trust {tmp_path} --out report/trust/",
+    assert mixed == [  # never two families in one folder
+        f"next: {py} -m analysis trust {tmp_path} --out report/",
         f"next: {py} -m analysis arena {tmp_path} --out report/arena/",
+    ]
+    assert sweep_next_lines(tmp_path, [runs["arena"]]) == [
+        f"next: {py} -m analysis arena {tmp_path} --out report/arena/"
     ]
     card = sweep_next_lines(tmp_path, [runs["arena"]], battery=True)
     assert card == [f"next: {py} -m analysis card {tmp_path} --out card/"]
