@@ -281,15 +281,13 @@ def render(jobs: Sequence[JobStatus]) -> str:
     header = ("JOB", "GAME", "STATUS", "DONE/PLANNED", "SENT", "CACHED", "TOKENS", "COST", "WALL")
     rows = []
     for j in jobs:
-        name = (
-            str(Path(j.path).relative_to(j.sweep))
-            if j.sweep and Path(j.path).is_relative_to(j.sweep)
-            else j.path
-        )
+        path = Path(j.path).resolve()
+        inside = j.sweep is not None and path.is_relative_to(Path(j.sweep))
+        name = f"{Path(j.sweep).name}/{path.relative_to(j.sweep).as_posix()}" if inside else j.path
         llm = j.llm
         rows.append(
             (
-                name if not j.sweep else f"{Path(j.sweep).name}/{name}",
+                name,
                 j.game or "-",
                 j.status,
                 _units(j.done, j.planned, j.unit),

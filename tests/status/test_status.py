@@ -155,6 +155,15 @@ def test_table_totals_and_exit_code(sweep: Path) -> None:
         assert "6/9 games" in line  # the failed job planned nothing
 
 
+def test_a_relative_path_names_each_job_inside_its_sweep(sweep: Path) -> None:
+    for arg in (sweep.name, ".", f"../{sweep.parent.name}"):  # the sweep, its parent, a path going up
+        proc = cli("trustsim.status", arg, cwd=sweep if arg == "." else sweep.parent)
+        jobs = [line.split()[0] for line in proc.stdout.splitlines() if " escape_room " in line]
+        assert jobs and all(name.startswith("sweep/00") and name.count("/") == 1 for name in jobs), (
+            proc.stdout
+        )
+
+
 def test_json_output(sweep: Path) -> None:
     proc = cli("trustsim.status", "--json", str(job_dir(sweep, "000")), str(sweep / "002_stale"))
     assert proc.returncode == 0, proc.stderr  # no failed job among these
