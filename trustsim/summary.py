@@ -23,6 +23,7 @@ from typing import Any
 
 from trustsim.contract import games
 from trustsim.interpreter import analysis_command
+from trustsim.rundir.reader import find_run_dirs
 from trustsim.rundir.weak import weak_reason
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -277,7 +278,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if not (args.run_dir / "manifest.json").is_file():
-        print(f"trustsim.summary: no manifest.json in {args.run_dir}", file=sys.stderr)
+        below = len(find_run_dirs(args.run_dir)) if args.run_dir.is_dir() else 0
+        held = f"; it holds {below} run director{'y' if below == 1 else 'ies'}" if below else ""
+        print(
+            f"trustsim.summary: no manifest.json in {args.run_dir}{held}. Pass one run directory; for many, "
+            f"use python -m trustsim.status {args.run_dir}",
+            file=sys.stderr,
+        )
         return 2
     print(summary_line(args.run_dir) if args.line else summarize(args.run_dir))
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import mean
 
-from trustsim.summary import Family, from_model, mean_by, number, read_rows
+from trustsim.summary import Family, from_model, mean_by, number, on_model, read_rows
 
 
 def summarize(run_dir: Path) -> Family:
@@ -21,6 +21,12 @@ def summarize(run_dir: Path) -> Family:
 
     fam = Family(f"arena (iterated prisoner's dilemma), {n} matches, {rounds} rounds")
     pairs = sorted({f"{m.get('player_a')} vs {m.get('player_b')}" for m in matches})
+    players = sorted(
+        {on_model(m.get(f"player_{s}"), m.get(f"model_{s}")) for m in matches for s in "ab"} - {"None"}
+    )
+    if len(players) > 2:  # a round robin: the players, not only the agent the config names
+        fam.who = f"round robin of {len(players)} players"
+        fam.lines.append("players: " + ", ".join(players))
     fam.lines.append(
         "pairings: " + "; ".join(pairs[:3]) + (f"; … ({len(pairs)} in all)" if len(pairs) > 3 else "")
     )

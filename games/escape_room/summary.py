@@ -26,12 +26,14 @@ def summarize(run_dir: Path) -> Family:
     no_vol = sum(int(number(g.get("deaths_no_volunteer")) or 0) for g in games)
     fam = Family(f"escape room, {n} games" + (f" in {sessions} sessions" if sessions > 1 else ""))
     fam.who = who_played(read_manifest(run_dir), extras=("prompt", "memory", "schedule"))
-    parts = [f"escaped {escaped}", f"all died {all_dead}"]
+    parts = [f"{escaped} escaped", f"{all_dead} lost with every seat dead"]
     if timed_out:
-        parts.append(f"out of rounds {timed_out}")
-    parts += [f"{k} {v}" for k, v in sorted(outcomes.items())]
+        parts.append(f"{timed_out} out of rounds")
+    parts += [f"{v} {k}" for k, v in sorted(outcomes.items())]
+    fam.lines.append(f"games: {', '.join(parts)}")
     fam.lines.append(
-        f"outcomes: {', '.join(parts)}  (deaths: {wrong_pw} wrong password, {no_vol} no volunteer)"
+        f"seats eliminated, escaped games included: {no_vol} drawn when nobody volunteered, "
+        f"{wrong_pw} for a wrong password"
     )
     per_game = mean_by(games, "game", lambda r: number(r.get("verifications")) or 0.0)
     escaped_by = mean_by(games, "game", lambda r: 1.0 if r.get("escaped") in TRUE else 0.0)
@@ -52,5 +54,5 @@ def summarize(run_dir: Path) -> Family:
         f"{partner:.0f} of them on the partner's puzzle"
     )
     fam.count_answers(r.get("valid", "") for r in decisions)
-    fam.short = f"{n} games, escaped {escaped}, all died {all_dead}"
+    fam.short = f"{n} games: {escaped} escaped, {all_dead} lost"
     return fam

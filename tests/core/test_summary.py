@@ -54,7 +54,17 @@ def test_escape_room_summary_counts_match_the_tables(runs: dict[str, Path]) -> N
     text = summarize(run)
     escaped = sum(g["escaped"] == "true" for g in games)
     assert f"escape room, {len(games)} games" in text
-    assert f"escaped {escaped}, all died {sum(g['outcome'] == 'all_dead' for g in games)}" in text
+    lost = sum(g["outcome"] == "all_dead" for g in games)
+    assert f"games: {escaped} escaped, {lost} lost with every seat dead" in text
+    # individual deaths are counted apart from games lost, so the two never read as a contradiction
+    died = (
+        sum(int(g["deaths_no_volunteer"]) for g in games),
+        sum(int(g["deaths_wrong_password"]) for g in games),
+    )
+    assert (
+        f"seats eliminated, escaped games included: {died[0]} drawn when nobody volunteered, {died[1]} "
+        in text
+    )
     verif = [int(g["verifications"]) for g in games]
     assert f"verifications per game: {sparkline(verif)}" in text
     table = next(line for line in text.splitlines() if line.startswith("  verifications "))
@@ -83,11 +93,22 @@ def test_other_families_have_their_own_lines(runs: dict[str, Path]) -> None:
     mean_sent = sum(float(r["sent"]) for r in ex) / len(ex)
     assert f"sent {mean_sent:.2f} of 10" in tg and "mean sent per round" in tg
     assert "python -m analysis trust_game" in tg
+    assert "round robin" not in arena  # one match: the agent, with its pairing below
     # each family's next: line names a folder of its own, so two reports never share one
     folders = [summarize(run).splitlines()[-1].rsplit("--out ", 1)[1] for run in runs.values()]
     assert len(set(folders)) == len(folders) == 4
     for run in runs.values():
         assert "\n" not in summary_line(run) and str(run) in summary_line(run)
+
+
+def test_a_tournament_names_its_players(tmp_path: Path) -> None:
+    result = api.run("ipd_tournament", ["progress=false", "game.rounds=5"], run_dir=tmp_path / "t")
+    assert result.status == "complete", result.failure
+    matches = _rows(tmp_path / "t" / "matches.csv")
+    players = sorted({m["player_a"] for m in matches} | {m["player_b"] for m in matches})
+    text = summarize(tmp_path / "t")
+    assert f"round robin of {len(players)} players" in text.splitlines()[1] and "agent " not in text
+    assert f"players: {', '.join(players)}" in text
 
 
 def test_weak_model_is_labelled(runs: dict[str, Path], tmp_path: Path) -> None:
@@ -185,3 +206,14 @@ def test_a_sweep_names_the_analysis_of_each_game_it_played(runs: dict[str, Path]
     ]
     card = sweep_next_lines(tmp_path, [runs["arena"]], battery=True)
     assert card == [f"next: {py} -m analysis card {tmp_path} --out card/"]
+
+
+def test_a_folder_of_runs_points_to_the_status_command(runs: dict[str, Path], capsys) -> None:
+    from trustsim.summary import main
+
+    folder = runs["arena"].parent
+    assert main([str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert f"it holds {len(runs)} run directories" in err
+    assert f"Pass one run directory; for many, use python -m trustsim.status {folder}" in err
+    assert main([str(runs["arena"]), "--line"]) == 0
