@@ -7,6 +7,8 @@ the load average; then runs the same command again (every response replayed from
 its wall time as a fraction of the original.
 
     python tests/benchmarks/bench_llm_local.py [extra hydra overrides...]
+    python tests/benchmarks/bench_llm_local.py --base 5c52daa --rounds 2 model.local.n_threads=1
+        # old (the commit's tree) and new (this checkout) in one sitting, alternated; CPU-seconds per phase
     python tests/benchmarks/bench_llm_local.py model.local.decoder=grammar model.prompt_compact=false  # the old path
     python tests/benchmarks/bench_llm_local.py --reuse-of STORE   # KV reuse the old llama-cpp-python cache
                                                                   # policy would get on a store's prompts
@@ -145,9 +147,136 @@ def reuse_of(store: Path) -> None:
     )
 
 
+# Run inside each measured process (old or new code alike): CPU-seconds (process_time: every thread) spent in
+# the guided decoder's phases, written as JSON at exit to $BENCH_PHASES_OUT.
+PROBE = """
+import atexit, json, os, runpy, sys, time
+from trustsim.llm import local_decode as ld
+cpu = dict.fromkeys(("call", "prefill", "state", "forward"), 0.0)
+
+def timed(cls, name, phase):
+    inner = getattr(cls, name)
+    def wrapper(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            cpu[phase] += time.process_time() - start
+    setattr(cls, name, wrapper)
+
+timed(ld.Engine, "complete", "call")
+timed(ld.Engine, "prefill", "prefill")
+timed(ld.Engine, "_save", "state")
+timed(ld.Engine, "_load", "state")
+timed(ld.Engine, "_eval", "forward")
+
+def write():
+    t = os.times()
+    cpu["process"] = t.user + t.system
+    with open(os.environ["BENCH_PHASES_OUT"], "w") as f:
+        json.dump(cpu, f)
+
+atexit.register(write)
+sys.argv = ["trustsim", *sys.argv[1:]]
+runpy.run_module("trustsim", run_name="__main__", alter_sys=True)
+"""
+PHASES = (
+    ("prefill", "prompt evaluation (prefill less state swaps)"),
+    ("state", "KV state save/load"),
+    ("forward", "answer forward passes (sampled + forced tokens)"),
+    ("python", "sampling and Python between answer tokens"),
+    ("outside", "everything outside model calls (imports, Hydra, game, tables)"),
+)
+
+
+def tree_of(rev: str) -> Path:
+    """A copy of the repository's files at ``rev`` (git archive), in a temporary directory."""
+    out = Path(tempfile.mkdtemp(prefix=f"bench_llm_local_{rev[:8]}_"))
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
+    return out
+
+
+def measured_run(tree: Path, tmp: Path, name: str, extra: list[str]) -> dict[str, float]:
+    """One fresh-store default run of the code in ``tree``: wall, CPU-seconds per phase, calls, validity."""
+    run_dir, phases_out = tmp / name, tmp / f"{name}.phases.json"
+    cmd = [
+        sys.executable,
+        "-c",
+        PROBE,
+        "+experiment=mid2strike",
+        "seed=11",
+        "agent=llm",
+        "model=smollm2",
+        "progress=false",
+        f"llm.store_path={tmp / f'{name}.sqlite'}",
+        f"hydra.run.dir={run_dir}",
+        *extra,
+    ]
+    env = {**os.environ, "CI": "true", "PYTHONPATH": str(tree), "BENCH_PHASES_OUT": str(phases_out)}
+    load = _load()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{name} failed ({proc.returncode}): {proc.stderr[-3000:]}")
+    cpu = json.loads(phases_out.read_text())
+    m = json.loads((run_dir / "manifest.json").read_text())
+    d = pd.read_csv(run_dir / "decisions.csv")
+    llm = d[d.seat != "D"]
+    return {
+        "wall": wall,
+        "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+        "prefill": cpu["prefill"] - cpu["state"],
+        "state": cpu["state"],
+        "forward": cpu["forward"],
+        "python": cpu["call"] - cpu["prefill"] - cpu["forward"],
+        "outside": cpu["process"] - cpu["call"],
+        "calls": m["llm"]["calls_sent"],
+        "valid": float((llm.invalid_reason.isna()).mean()) if len(llm) else 0.0,
+        "load_before": load,
+        "load_after": _load(),
+        "decisions": (run_dir / "decisions.csv").read_bytes(),
+    }
+
+
+def compare(base: str, rounds: int, extra: list[str]) -> None:
+    """Old (``base``) and new (this checkout) alternated in one sitting: CPU-seconds per phase."""
+    trees = {"old": tree_of(base), "new": REPO}
+    tmp = Path(tempfile.mkdtemp(prefix="bench_llm_local_cmp_"))
+    print(f"cores: {os.cpu_count()}  old: {base}  new: {REPO}  overrides: {' '.join(extra) or '-'}")
+    results: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+    for r in range(rounds):
+        for name in ("old", "new") if r % 2 == 0 else ("new", "old"):
+            res = measured_run(trees[name], tmp, f"{name}{r}", extra)
+            results[name].append(res)
+            print(
+                f"round {r} {name}: wall {res['wall']:.1f} s, CPU {res['cpu']:.1f} s, calls {res['calls']}, "
+                f"valid {res['valid']:.0%}, load {res['load_before']} -> {res['load_after']}",
+                flush=True,
+            )
+    print(f"\nCPU-seconds per phase (mean of {rounds} run(s) each; the process's own CPU, every thread):")
+    print("| phase | old | new | new/old |\n|---|---|---|---|")
+    for key, label in (*PHASES, ("cpu", "whole command (user + sys)")):
+        old = sum(x[key] for x in results["old"]) / rounds
+        new = sum(x[key] for x in results["new"]) / rounds
+        print(f"| {label} | {old:.1f} | {new:.1f} | {new / max(old, 1e-9):.3f} |")
+    same = all(o["decisions"] == n["decisions"] for o, n in zip(results["old"], results["new"], strict=True))
+    print(f"decisions.csv byte-identical old vs new: {same}")
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--reuse-of"]:
         reuse_of(Path(sys.argv[2]))
+        return
+    if sys.argv[1:2] == ["--base"]:
+        args = sys.argv[3:]
+        rounds = 1
+        if args[:1] == ["--rounds"]:
+            rounds, args = int(args[1]), args[2:]
+        compare(sys.argv[2], rounds, args)
         return
     extra = sys.argv[1:]
     tmp = Path(tempfile.mkdtemp(prefix="bench_llm_local_"))

@@ -79,23 +79,23 @@ def truncate(llama: Any, n: int) -> None:
     llama.n_tokens = n
 
 
-def save_state(llama: Any) -> bytes:
-    """The context's KV state (``Llama.save_state`` would also copy the logits of a whole batch)."""
+def save_state(llama: Any) -> Any:
+    """The context's KV state, written once into a buffer of its own (``len()`` is its size;
+    ``Llama.save_state`` would also copy the logits of a whole batch, and ``bytes`` would copy it twice)."""
     import llama_cpp
 
     ctx = llama._ctx.ctx
     size = llama_cpp.llama_state_get_size(ctx)
     buf = (ctypes.c_uint8 * size)()
     n = llama_cpp.llama_state_get_data(ctx, buf, size)
-    return bytes(buf)[:n]
+    return buf if n == size else (ctypes.c_uint8 * n).from_buffer(buf)  # a view of the bytes written
 
 
-def load_state(llama: Any, data: bytes, tokens: tuple[int, ...]) -> None:
-    """Restore a state saved by :func:`save_state` after ``tokens``."""
+def load_state(llama: Any, data: Any, tokens: tuple[int, ...]) -> None:
+    """Restore a state saved by :func:`save_state` after ``tokens`` (read in place, not copied)."""
     import llama_cpp
 
-    buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
-    if llama_cpp.llama_state_set_data(llama._ctx.ctx, buf, len(data)) != len(data):
+    if llama_cpp.llama_state_set_data(llama._ctx.ctx, data, len(data)) != len(data):
         raise RuntimeError("cannot restore a saved KV state")
     llama.input_ids[: len(tokens)] = tokens
     llama.n_tokens = len(tokens)

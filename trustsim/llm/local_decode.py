@@ -261,6 +261,13 @@ class Vocab:
         self.digits = digits
         self.minus = np.array([t == "-" for t in self.texts], dtype=bool)
         self.dot = np.array([t == "." for t in self.texts], dtype=bool)
+        # the token ids a free string may continue with (index arrays: a sampler need not search a mask)
+        self.string_inner = np.flatnonzero(safe).astype(np.intc)
+        self.string_any = np.flatnonzero(safe | closing).astype(np.intc)
+        self.number_parts = {
+            integer: np.flatnonzero(digits | self.minus | (digits if integer else self.dot))
+            for integer in (True, False)
+        }
 
 
 # -- the engine ---------------------------------------------------------------------------------------
@@ -271,7 +278,7 @@ class Engine:
         internals.check_version()
         self.llama = llama
         self.capacity = state_cache_mb << 20
-        self.states: OrderedDict[tuple[int, ...], bytes] = OrderedDict()  # prompt tokens -> KV state
+        self.states: OrderedDict[tuple[int, ...], Any] = OrderedDict()  # prompt tokens -> KV state buffer
         self._vocab: Vocab | None = None
         self._tokens: dict[str, list[int]] = {}
         self.formatter = internals.chat_formatter(llama)
@@ -423,13 +430,14 @@ class Sampler:
             idx = allowed
         if len(idx) == 0:
             raise RuntimeError("no token can continue the answer")
-        vals = logits[idx].astype(np.float64)
+        vals = logits[idx]  # float32: the top k are chosen on the same order as in float64
         if self.temperature <= 0 or len(idx) == 1:
             return int(idx[int(np.argmax(vals))])
         k = min(self.top_k, len(idx)) if self.top_k > 0 else len(idx)
         if k < len(idx):
             part = np.argpartition(-vals, k - 1)[:k]
             idx, vals = idx[part], vals[part]
+        vals = vals.astype(np.float64)
         order = np.argsort(-vals, kind="stable")
         idx, vals = idx[order], vals[order]
         probs = np.exp(vals - vals[0])
@@ -548,7 +556,7 @@ class _Writer:
         chars = 0
         out: list[str] = []
         while chars < step.max_chars and self.budget > 0:
-            allowed = v.string_safe | v.string_closing if chars >= step.min_chars else v.string_safe
+            allowed = v.string_any if chars >= step.min_chars else v.string_inner
             tok = self.sampler.sample(self._logits(), allowed)
             self.budget -= 1
             self.stats.sampled_tokens += 1
@@ -569,12 +577,16 @@ class _Writer:
         v = self.e.vocab
         self._sync()
         out = ""
+        candidates = v.number_parts[step.integer]
         while len(out) < 12:
-            candidates = np.flatnonzero(v.digits | v.minus | (v.dot if not step.integer else v.digits))
             ok = [t for t in candidates if self._extends(out, v.texts[t] or "", step)]
+            can_end = step.complete(out)
+            if len(ok) == 1 and not can_end:  # one way on (``1.`` within [0, 1]): no logits needed
+                out += v.texts[ok[0]] or ""
+                self.kv.append(int(ok[0]))
+                continue
             logits = self._logits()
             allowed = np.array(ok, dtype=np.intc)
-            can_end = step.complete(out)
             if can_end:
                 outside = logits.copy()
                 outside[candidates] = -np.inf
