@@ -23,7 +23,7 @@ WORKER = textwrap.dedent(
     from pathlib import Path
     from trustsim.llm.cores import CoreShare
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
-    share = CoreShare(int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[1]))
+    share = CoreShare(int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[1]), wait_s=120)
     print("registered", flush=True)
     for line in sys.stdin:
         print(share.rebalance(), flush=True)
@@ -127,6 +127,26 @@ def test_a_process_takes_no_more_than_it_wanted(tmp_path: Path) -> None:
         assert share.present() == [share.slot]
     finally:
         share.close()
+
+
+def test_a_process_waits_for_an_idle_holder_only_so_long(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A holder that makes no calls (a parent waiting for this child) would hold its cores for ever."""
+    idle = cores.CoreShare(1, 1, tmp_path)
+    waiting = cores.CoreShare(1, 1, tmp_path, sleep=lambda s: None, wait_s=0.05)
+    try:
+        assert idle.rebalance() == 1
+        with caplog.at_level("INFO", logger="trustsim.llm.cores"):
+            assert waiting.rebalance() == 1  # went ahead with one thread, without a lock
+            assert waiting.rebalance() == 1
+        assert waiting.locked_by_others() == 1 and waiting._held == {}
+        assert caplog.text.count("no core freed within") == 1
+        idle.close()
+        assert waiting.rebalance() == 1 and len(waiting._held) == 1  # takes the core once it is free
+    finally:
+        idle.close()
+        waiting.close()
 
 
 def test_the_lock_directory_is_in_the_user_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -12,9 +12,10 @@ The locks are ``fcntl.flock`` locks: the kernel drops them when a process ends, 
 lock outlives it. Before each call a process takes its share (:meth:`CoreShare.rebalance`): the cores divided
 between the processes present (the earliest ``process-<i>`` take the remainder), at most what it wanted when
 its model loaded. It releases the cores above its share and takes free ones up to it; one that holds no
-core waits until one is free. So the processes' threads never outnumber the cores, and a process that
-finishes leaves its cores to the others at their next call. A process that holds fewer cores than it wanted
-says so once in its log.
+core waits until one is free (at most :data:`WAIT_S`: a holder that makes no calls computes nothing, and
+then it goes ahead with one thread). So the threads of processes that compute never outnumber the cores,
+and a process that finishes leaves its cores to the others at their next call. A process that holds fewer
+cores than it wanted says so once in its log.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ log = logging.getLogger(__name__)
 
 POLL_S = 0.2
 """Seconds between two looks for a free core while a process holds none."""
+WAIT_S = 10.0
+"""Seconds a process waits for a core before it computes without one. The processes that hold the cores
+give back what is above their share at their next call, a second or two apart; one that makes no call (a
+notebook that ran the model an hour ago, a parent waiting for the child that waits here) computes
+nothing, so going ahead cannot overload the cores, and waiting for it could last for ever."""
 MAX_PROCESSES = 1024
 
 
@@ -72,6 +78,7 @@ class CoreShare:
         wanted: The threads this process would use alone (default: every core; :meth:`want` sets it).
         directory: Where the lock files lie (default :func:`lock_dir`).
         sleep: Waits between two looks for a free core.
+        wait_s: How long a process that holds no core waits for one (:data:`WAIT_S`).
     """
 
     def __init__(
@@ -80,6 +87,7 @@ class CoreShare:
         wanted: int | None = None,
         directory: Path | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        wait_s: float = WAIT_S,
     ) -> None:
         self.cores = max(1, cores)
         self.wanted = self.cores
@@ -87,8 +95,9 @@ class CoreShare:
         self.dir = directory or lock_dir()
         self.dir.mkdir(parents=True, exist_ok=True)
         self._sleep = sleep
+        self._wait_s = wait_s
         self._held: dict[int, int] = {}  # core index -> descriptor holding its lock
-        self._said = False
+        self._said = self._said_idle = self._waited = False
         self.slot, self._slot_fd = self._register()
 
     def want(self, threads: int) -> None:
@@ -107,8 +116,8 @@ class CoreShare:
 
     @property
     def threads(self) -> int:
-        """The cores this process holds now."""
-        return len(self._held)
+        """The threads to compute with: the cores this process holds (1 when it went ahead without one)."""
+        return max(1, len(self._held))
 
     def locked_by_others(self) -> int:
         """Cores whose lock another process holds."""
@@ -130,11 +139,12 @@ class CoreShare:
         return self.cores // len(present) + (1 if rank < self.cores % len(present) else 0)
 
     def rebalance(self) -> int:
-        """Hold this process's share of the cores (waiting for one if it holds none); the cores it holds."""
+        """Hold this process's share of the cores, waiting up to ``wait_s`` for one if it holds none; the
+        threads to compute with (:attr:`threads`)."""
         target = max(1, min(self.wanted, self.share()))
         for j in sorted(self._held, reverse=True)[: max(0, len(self._held) - target)]:
             _release(self._held.pop(j))
-        waited = False
+        deadline = time.monotonic() + self._wait_s
         while True:
             for j in range(self.cores):
                 if len(self._held) >= target:
@@ -143,9 +153,18 @@ class CoreShare:
                     self._held[j] = fd
             if self._held:
                 break
-            if not waited:
+            if time.monotonic() >= deadline:
+                if not self._said_idle:
+                    self._said_idle = True
+                    log.warning(
+                        "embedded model: no core freed within %.0f s (the processes holding them make no "
+                        "calls); it computes with 1 thread and takes a core when one frees",
+                        self._wait_s,
+                    )
+                return self.threads
+            if not self._waited:
                 log.info("embedded model: every core is in use by other embedded-model processes; waiting")
-                waited = True
+                self._waited = True
             self._sleep(POLL_S)
         if len(self._held) < self.wanted and not self._said:
             self._said = True
@@ -158,14 +177,16 @@ class CoreShare:
                 self.cores,
                 len(self._held),
             )
-        return len(self._held)
+        return self.threads
 
     def close(self) -> None:
-        """Release every lock (the model is freed)."""
+        """Release every lock (the model is freed); again: nothing."""
         for fd in self._held.values():
             _release(fd)
         self._held.clear()
-        _release(self._slot_fd)
+        if self._slot_fd >= 0:
+            _release(self._slot_fd)
+            self._slot_fd = -1
 
 
 _PROCESS_SHARE: CoreShare | None = None
