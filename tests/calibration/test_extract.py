@@ -96,7 +96,7 @@ def test_missing_source_dir(tmp_path: Path) -> None:
 
 
 @needs_shared
-def test_fake_extraction_to_calibration_report(tmp_path: Path) -> None:
+def test_fake_extraction_to_calibration_report(tmp_path: Path, capsys) -> None:
     from trustsim.extract.output import write_outputs
 
     items = [i for r in reference_runs(SHARED) for i in escape_room_reference(r)][:40]
@@ -119,7 +119,9 @@ def test_fake_extraction_to_calibration_report(tmp_path: Path) -> None:
     )
     preds = pd.read_csv(out / "predictions.csv")
     assert set(preds["source"]) == {"extracted:fake"} and len(preds) == 40
+    capsys.readouterr()
     assert analysis_main(["calibration", str(out), "--out", str(tmp_path / "rep"), "--resamples", "50"]) == 0
+    assert "run identity" not in capsys.readouterr().err  # trustsim's own output identifies itself
     summary = pd.read_csv(tmp_path / "rep" / "summary.csv")
     assert summary["source"].tolist() == ["extracted:fake"] and summary["n"].iloc[0] == 40
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from trustsim.extract.extractor import Extraction
 from trustsim.rundir import Manifest, TableSchema, prediction_schema, write_table
+from trustsim.seeding import stable_hash
 
 EXTRACTIONS = TableSchema("extractions", ("run_id", "cluster", "game", "round", "item", "p", "reason", "raw"))
 
@@ -32,7 +33,9 @@ def write_outputs(
     """predictions.csv (with ``prediction_columns``: the source game's), extractions.csv (raw answers and
     reasons) and manifest.json in ``out``.
 
-    Row ``run_id`` values are the *source* runs (so resampling clusters stay per source run and match).
+    Row ``run_id`` values are the *source* runs (so resampling clusters stay per source run and match). The
+    manifest's ``config_hash`` is the hash of what the extraction read and found (extractor, sources, each
+    item and its probability), so the analysis recognises a copy of the folder as the same run.
     """
     out.mkdir(parents=True, exist_ok=True)
     predictions = prediction_schema()
@@ -51,9 +54,17 @@ def write_outputs(
         ),
     }
     n_p = sum(e.p is not None for e in extractions)
+    identity = {
+        "extractor": extractor_model,
+        "source": source,
+        "game": game_type,
+        "sources": list(sources),
+        "items": [[e.item.row.get(k) for k in EXTRACTIONS.columns[:5]] + [e.p] for e in extractions],
+    }
     manifest = Manifest(
         out,
         run_id=f"extract-{out.name}",
+        config_hash=stable_hash(identity),
         game=game_type,
         experiment="extract",
         sources=list(sources),
