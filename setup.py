@@ -15,6 +15,7 @@ setup(
     packages=[
         # "trustsim*" also takes trustsim_inspect (the Inspect tasks; the inspect extra)
         *find_packages(include=["trustsim*", "agents*", "games*", "analysis*"]),
+        "analysis.view.assets",  # the viewer's page code (data only, no __init__.py)
         "hydra_plugins",  # a namespace package (no __init__.py): listed so that editable installs extend it
         "hydra_plugins.trustsim_sweeper",  # trustsim's Hydra sweeper plugin
         "hydra_plugins.trustsim_launcher",  # trustsim's Hydra launcher plugin (the default for multiruns)

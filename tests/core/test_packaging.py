@@ -80,3 +80,21 @@ def test_wheel_runs_a_preset_from_a_temporary_directory(tmp_path):
     )
     assert sweep.returncode == 0, sweep.stderr[-2000:]
     assert (work / "sweep" / "jobs.csv").is_file()
+
+
+def test_every_data_folder_is_declared(tmp_path):
+    """setuptools builds without a "Package would be ignored" block (a data folder missing from the packages),
+    and the viewer's page code is in the build."""
+    built = subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_py", "-d", str(tmp_path / "build")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    assert "would be ignored" not in built.stdout + built.stderr, (built.stdout + built.stderr)[-3000:]
+    assert {p.name for p in (tmp_path / "build" / "analysis" / "view" / "assets").iterdir()} >= {
+        "app.js",
+        "style.css",
+    }
