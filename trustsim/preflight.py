@@ -6,9 +6,13 @@ and search-path plugins) and composes the job's config (a multirun: one config p
 group options, e.g. ``model=a,b`` × ``+experiment=glob(*)``). It exits with code 2, naming the key and the fix,
 when:
 
-- an override or a composed config carries a secret (:func:`trustsim.secrets.config_problem`: a secret-named
-  key, a key-shaped value, a secret from the environment, a URL with credentials or a key in its query string;
-  in a config file too, e.g. a header in ``conf/model/*.yaml``);
+- an argument, an override or a composed config carries a secret (:func:`trustsim.secrets.config_problem`: a
+  secret-named key, a key-shaped name or value, a secret from the environment, a URL with credentials or a
+  query value; in a config file too, e.g. a header in ``conf/model/*.yaml``). Every variable the config names as
+  a key or header source (``*_env``: ``model.api_key_env``, ``headers_env``) is a secret from the start, whatever
+  its name, so ``name=$LLM_AUTH`` is refused once ``model.api_key_env=LLM_AUTH``;
+- a Hydra path (``hydra.run.dir``, ``hydra.sweep.dir``, ``hydra.job.name``, ...), resolved as Hydra will
+  (``${oc.env:...}``), holds a secret;
 - ``name`` is not a label (a path separator or ``..``: it names the run directory);
 - Hydra refuses the command line: an unknown group option (the closest option and the available ones, from
   the search path), an override of a key that is not there (the ``+`` prefix), sweep syntax without ``-m``,
@@ -21,6 +25,7 @@ Nothing is written, so a refused command leaves no run directory, no ``.hydra/``
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import os
 import re
@@ -30,7 +35,15 @@ from typing import Any, NoReturn
 
 from trustsim.config import label_problem
 from trustsim.schema import closest
-from trustsim.secrets import config_problem, override_problem, redact_text
+from trustsim.secrets import (
+    argument_problem,
+    config_problem,
+    override_problem,
+    register_key_sources,
+    scrub,
+    value_problem,
+    warn_weak_keys,
+)
 
 REFUSED = "(refused before anything was written)"
 _NEEDS_PLUS = re.compile(r"Could not override '(?P<key>[^']+)'\.\s*No match in the defaults list")
@@ -59,7 +72,7 @@ def preflight(argv: list[str], config_path: str, calling_file: str) -> None:
 
 
 def refuse(message: str) -> NoReturn:
-    print(f"trustsim: {redact_text(message)} {REFUSED}", file=sys.stderr)
+    print(f"trustsim: {scrub(message)} {REFUSED}", file=sys.stderr)
     sys.exit(2)
 
 
@@ -68,10 +81,11 @@ def check_command_line(argv: list[str], config_path: str, calling_file: str) -> 
     from hydra._internal.utils import get_args_parser
     from hydra.types import RunMode
 
-    for arg in argv:  # a flag's value, before argparse (whose errors quote it)
-        if arg.startswith("-") and (problem := override_problem(arg)) is not None:
+    register_key_sources(_named_variables(argv))  # model.api_key_env=LLM_AUTH: a secret from the start
+    for arg in argv:  # flags and their values, before argparse and Hydra (whose errors quote them)
+        if (arg.startswith("-") or "=" not in arg) and (problem := argument_problem(arg)) is not None:
             raise Refused(*problem)
-    args = get_args_parser().parse_args(argv)  # a bad flag: argparse prints usage and exits 2
+    args = _parse_args(get_args_parser(), argv)
     if args.help or args.hydra_help or args.info or args.shell_completion:
         return
     overrides = list(args.overrides)
@@ -80,12 +94,43 @@ def check_command_line(argv: list[str], config_path: str, calling_file: str) -> 
     with hydra_loader(args, config_path, calling_file) as hydra:
         multirun = args.multirun or hydra.get_mode(config_name, overrides) == RunMode.MULTIRUN
         if not multirun:
-            check_config(_compose(hydra, config_name, overrides, RunMode.RUN))
-            return
-        master = _compose(hydra, config_name, overrides, RunMode.MULTIRUN)
-        check_config(master)
-        for job in _distinct_jobs(hydra, master, overrides):
-            check_config(_compose_job(hydra, master, job, overrides))
+            configs, values = [_compose(hydra, config_name, overrides, RunMode.RUN)], []
+        else:
+            master = _compose(hydra, config_name, overrides, RunMode.MULTIRUN)
+            jobs, values = _distinct_jobs(hydra, master, overrides)
+            configs = [master, *(_compose_job(hydra, master, job, overrides) for job in jobs)]
+        for cfg in configs:  # every key source of every job is a secret before any value is checked
+            register_key_sources(_plain(cfg))
+        warn_weak_keys()
+        _check_overrides(overrides)
+        for tree in values:
+            if (problem := config_problem(tree)) is not None:
+                raise Refused(*problem)
+        for cfg in configs:
+            check_config(cfg)
+
+
+def _named_variables(argv: list[str]) -> dict[str, list[str]]:
+    """The variables the command line names under ``*_env`` keys, as a tree for
+    :func:`trustsim.secrets.register_key_sources` (``{model.api_key_env: [LLM_AUTH]}``)."""
+    named: dict[str, list[str]] = {}
+    for arg in argv:
+        key, _, value = arg.lstrip("+~").partition("=")
+        if any(part.lower().endswith("_env") for part in re.split(r"[./@]", key)):
+            named[key + "_env"] = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", value)
+    return named
+
+
+def _parse_args(parser: Any, argv: list[str]) -> Any:
+    """Hydra's command-line arguments; a bad flag (or an override after ``-m``): argparse's usage and error,
+    which quote the arguments, printed with every secret redacted, and exit 2."""
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return parser.parse_args(argv)
+    except SystemExit:
+        print(scrub(err.getvalue()), end="", file=sys.stderr)
+        raise
 
 
 @contextlib.contextmanager
@@ -130,6 +175,10 @@ def _check_overrides(overrides: list[str]) -> None:
             if problem is not None:
                 raise Refused(*problem) from None
             key = arg.lstrip("+~").partition("=")[0] or arg
+            if "://" in arg or "@" in arg:  # a URL: its credentials or query may be a secret; not echoed
+                raise Refused(
+                    key, f"cannot parse its value (a URL, not shown); {_grammar_hint(arg)}"
+                ) from None
             raise Refused(key, f"cannot parse {arg!r} ({_first_line(exc)}); {_grammar_hint(arg)}") from None
         for value in _choices(override):
             problem = config_problem(_nest(override.key_or_group, value))
@@ -184,10 +233,11 @@ def _compose_job(hydra: Any, master: Any, job: list[str], overrides: list[str]) 
         raise _explain(hydra, exc, str(master.hydra.job.config_name), overrides) from None
 
 
-def _distinct_jobs(hydra: Any, master: Any, overrides: list[str]) -> list[list[str]]:
+def _distinct_jobs(hydra: Any, master: Any, overrides: list[str]) -> tuple[list[list[str]], list[Any]]:
     """One job per distinct combination of group options among the sweep's jobs, as the configured sweeper
-    expands them (Hydra's basic sweeper, or a subclass such as trustsim's plan sweeper); every value a job
-    sets is checked too. A sweeper of another kind (its own sweep syntax): the master config only."""
+    expands them (Hydra's basic sweeper, or a subclass such as trustsim's plan sweeper), and every value a job
+    sets, as a config tree to check (once every job's key sources are known). A sweeper of another kind (its
+    own sweep syntax): the master config only."""
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
@@ -198,9 +248,9 @@ def _distinct_jobs(hydra: Any, master: Any, overrides: list[str]) -> list[list[s
     try:
         sweeper_class = get_class(str(node.get("_target_")))
     except Exception:  # not importable here: left to Hydra
-        return []
+        return [], []
     if not issubclass(sweeper_class, BasicSweeper):
-        return []
+        return [], []
     params = node.get("params") or {}
     lines = [f"{k}={v}" for k, v in params.items()] + list(
         OmegaConf.to_container(master.hydra.overrides.task)
@@ -208,15 +258,11 @@ def _distinct_jobs(hydra: Any, master: Any, overrides: list[str]) -> list[list[s
     parser = OverridesParser.create(config_loader=hydra.config_loader)
     try:
         parsed = parser.parse_overrides(lines)
-        for override in parsed:
-            for value in _choices(override):
-                problem = config_problem(_nest(override.key_or_group, value))
-                if problem is not None:
-                    raise Refused(*problem)
+        values = [_nest(o.key_or_group, value) for o in parsed for value in _choices(o)]
         sweeper = sweeper_class(max_batch_size=None, params=None)
         with contextlib.redirect_stderr(io.StringIO()):  # the sweeper announces its plan when it runs
             jobs = [job for batch in sweeper.split_arguments(parsed, None) for job in batch]
-        _check_job_values(parser, jobs, set(lines))
+        values += _job_values(parser, jobs, set(lines))
     except HydraException as exc:
         raise _explain(hydra, exc, str(master.hydra.job.config_name), overrides) from None
     groups: dict[str, bool] = {}
@@ -230,24 +276,25 @@ def _distinct_jobs(hydra: Any, master: Any, overrides: list[str]) -> list[list[s
     distinct: dict[tuple[str, ...], list[str]] = {}
     for job in jobs:
         distinct.setdefault(tuple(line for line in job if is_group(line)), list(job))
-    return list(distinct.values())
+    return list(distinct.values()), values
 
 
 _NUMBER = re.compile(r"^[+~]*[\w.@/-]+=-?\d+(\.\d+)?$")
 
 
-def _check_job_values(parser: Any, jobs: list[list[str]], checked: set[str]) -> None:
-    """Check the values of the job lines the command line did not spell out (a plan's, a sweep's elements):
-    each distinct line once; numbers need no look."""
-    for line in {line for job in jobs for line in job} - checked:
+def _job_values(parser: Any, jobs: list[list[str]], spelled: set[str]) -> list[Any]:
+    """The values of the job lines the command line did not spell out (a plan's, a sweep's elements), each
+    distinct line once, as config trees to check; a line whose text is refused already (a key in its name,
+    which Hydra's parse would quote) is refused here. Numbers need no look."""
+    values = []
+    for line in sorted({line for job in jobs for line in job} - spelled):
         if _NUMBER.match(line):
             continue
-        problem = override_problem(line)
-        if problem is None:
-            (override,) = parser.parse_overrides([line])
-            problem = config_problem(_nest(override.key_or_group, override.value()))
-        if problem is not None:
+        if (problem := argument_problem(line)) is not None:
             raise Refused(*problem)
+        (override,) = parser.parse_overrides([line])
+        values.append(_nest(override.key_or_group, override.value()))
+    return values
 
 
 def check_config(cfg: Any) -> None:
@@ -265,6 +312,47 @@ def check_config(cfg: Any) -> None:
     problem = config_problem({"hydra": {"job": {"env_set": env_set}}}) if env_set else None
     if problem is not None:
         raise Refused(*problem)
+    for key, text in _hydra_paths(cfg).items():
+        if (reason := value_problem(text)) is not None:
+            raise Refused(key, reason)
+
+
+# Hydra settings that name folders, files and the job: written as directory and log-file names, in the
+# manifest and on stdout.
+HYDRA_PATHS = ("hydra.run.dir", "hydra.sweep.dir", "hydra.sweep.subdir", "hydra.job.name", "hydra.job.id")
+_ENV_REF = re.compile(r"\$\{oc\.env:\s*([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _hydra_paths(cfg: Any) -> dict[str, str]:
+    """The Hydra paths a composed config sets, as Hydra will resolve them (``${oc.env:...}``, ``${now:...}``,
+    ``${name}``, ``${hydra:...}``), each followed by the values of the variables it reads: a path that can only
+    be resolved in the running job (a sweep's ``${hydra.job.num}``) is given as written, its secrets still
+    seen."""
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    written = OmegaConf.to_container(cfg.hydra, resolve=False)
+    job = copy.deepcopy(cfg)  # set_config makes the hydra node read-only
+    saved = HydraConfig.instance().cfg
+    paths: dict[str, str] = {}
+    try:
+        HydraConfig.instance().set_config(job)
+        for key in HYDRA_PATHS:
+            raw = str(_at(written, key.removeprefix("hydra.")) or "")
+            try:
+                resolved = str(OmegaConf.select(job, key) or "")
+            except Exception:  # needs the running job
+                resolved = raw
+            paths[key] = " ".join([resolved, *(os.environ.get(v, "") for v in _ENV_REF.findall(raw))])
+    finally:
+        HydraConfig.instance().cfg = saved
+    return paths
+
+
+def _at(tree: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        tree = tree.get(part) if isinstance(tree, dict) else None
+    return tree
 
 
 def _plain(cfg: Any) -> dict[str, Any]:

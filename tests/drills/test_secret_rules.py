@@ -23,16 +23,22 @@ from trustsim.secrets import (
 from .helpers import REPO
 
 
+@pytest.fixture(autouse=True)
+def _no_registered_names(monkeypatch) -> None:
+    """Each test starts with no registered key sources (registration is process-wide)."""
+    monkeypatch.setattr(secrets, "_registered", set())
+
+
 def test_values_of_key_variables_and_registered_names_are_secret(monkeypatch) -> None:
-    monkeypatch.setenv("SOME_PROVIDER_API_KEY", "value-of-provider-key")
-    monkeypatch.setenv("PLAIN_NAME_DRILL", "value-of-plain-name")
+    monkeypatch.setenv("SOME_PROVIDER_API_KEY", "value-of-provider-key-42")
+    monkeypatch.setenv("PLAIN_NAME_DRILL", "value-of-plain-name-42")
     monkeypatch.setenv("CACHE_TOKEN_DIR", "/tmp/some/folder")
     monkeypatch.setenv("SHORT_TOKEN", "abc")
-    assert "value-of-provider-key" in secret_values()
-    assert "value-of-plain-name" not in secret_values()
+    assert "value-of-provider-key-42" in secret_values()
+    assert "value-of-plain-name-42" not in secret_values()
     assert "/tmp/some/folder" not in secret_values() and "abc" not in secret_values()
     register_secret_env("PLAIN_NAME_DRILL")
-    assert "value-of-plain-name" in secret_values()
+    assert "value-of-plain-name-42" in secret_values()
 
 
 @pytest.mark.parametrize(
@@ -102,9 +108,9 @@ def test_overrides_refused_before_hydra(arg: str, refused: bool) -> None:
 
 
 def test_an_override_holding_an_environment_secret_is_refused(monkeypatch) -> None:
-    monkeypatch.setenv("DRILL_API_KEY", "the-drill-secret-value")
-    problem = override_problem("+model.params.user=the-drill-secret-value")
-    assert problem is not None and "the-drill-secret-value" not in problem[1]
+    monkeypatch.setenv("DRILL_API_KEY", "the-drill-secret-value-42")
+    problem = override_problem("+model.params.user=the-drill-secret-value-42")
+    assert problem is not None and "the-drill-secret-value-42" not in problem[1]
 
 
 def test_log_records_are_redacted(monkeypatch, tmp_path) -> None:

@@ -9,7 +9,14 @@ from urllib.parse import urlsplit
 from trustsim.errors import ConfigError
 from trustsim.llm.caching import marks_prompt_cache
 from trustsim.schema import build, opt
-from trustsim.secrets import ENV_NAME, HOW_TO_PASS_KEYS, is_secret_param, looks_like_key, url_problem
+from trustsim.secrets import (
+    HOW_TO_PASS_KEYS,
+    env_name_problem,
+    is_secret_param,
+    looks_like_key,
+    url_problem,
+    value_problem,
+)
 
 LOCAL_MAX_REASONING_CHARS = 1000  # llama.cpp refuses grammars with much larger bounded repetitions
 # Params whose nested names are headers (checked for secrets at every level); other nested mappings (JSON
@@ -100,6 +107,9 @@ class ModelConfig:
         embedded model's reasoning cap."""
         if not self.name.strip():
             raise ConfigError(f"{key}.name", "must not be empty")
+        for field_name in ("name", "litellm_model"):
+            if (problem := value_problem(getattr(self, field_name))) is not None:
+                raise ConfigError(f"{key}.{field_name}", problem)
         if "/" not in self.litellm_model:
             raise ConfigError(f"{key}.litellm_model", "expected '<provider>/<model>', e.g. 'openai/gpt-5.1'")
         if self.api_key_env is not None:
@@ -194,10 +204,8 @@ def _check_api_base(url: str, key: str) -> None:
 
 
 def _check_env_name(name: str, key: str) -> None:
-    if not ENV_NAME.match(name) or looks_like_key(name):
-        raise ConfigError(
-            key, "must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not a key value"
-        )
+    if (problem := env_name_problem(name)) is not None:
+        raise ConfigError(key, problem)
 
 
 def _plain(cfg: Any) -> Any:
