@@ -24,6 +24,7 @@ from trustsim.contract import AgentSpec, GameSpec, agent_spec, agents_for, game_
 from trustsim.errors import ConfigError
 from trustsim.llm.config import LLMConfig, ModelConfig, parse_llm_config
 from trustsim.schema import check_section, instantiate, opt, unknown_key
+from trustsim.secrets import config_problem
 
 CORE_GROUPS = ("game", "agent", "model", "llm")
 """Config groups every job has (a game declares its own others: ``GameSpec.groups``)."""
@@ -249,6 +250,8 @@ def validate_config(cfg: dict[str, Any], overrides: list[str] | tuple[str, ...] 
     explicit = explicit_keys(overrides) if overrides is not None else None
     warnings: list[str] = []
     valid_keys = _top_level_keys()
+    if (secret := config_problem({k: v for k, v in cfg.items() if k != "hydra"})) is not None:
+        raise ConfigError(*secret)  # the command line's preflight refuses it first; trustsim.api too
     for key in cfg:
         if key not in valid_keys and key != "hydra":
             raise unknown_key("", key, valid_keys)

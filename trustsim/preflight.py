@@ -40,6 +40,7 @@ from trustsim.secrets import (
     config_problem,
     override_problem,
     register_key_sources,
+    register_secret_env,
     scrub,
     value_problem,
     warn_weak_keys,
@@ -81,7 +82,7 @@ def check_command_line(argv: list[str], config_path: str, calling_file: str) -> 
     from hydra._internal.utils import get_args_parser
     from hydra.types import RunMode
 
-    register_key_sources(_named_variables(argv))  # model.api_key_env=LLM_AUTH: a secret from the start
+    _register_named_variables(argv)  # model.api_key_env=LLM_AUTH: a secret from the start
     for arg in argv:  # flags and their values, before argparse and Hydra (whose errors quote them)
         if (arg.startswith("-") or "=" not in arg) and (problem := argument_problem(arg)) is not None:
             raise Refused(*problem)
@@ -110,15 +111,14 @@ def check_command_line(argv: list[str], config_path: str, calling_file: str) -> 
             check_config(cfg)
 
 
-def _named_variables(argv: list[str]) -> dict[str, list[str]]:
-    """The variables the command line names under ``*_env`` keys, as a tree for
-    :func:`trustsim.secrets.register_key_sources` (``{model.api_key_env: [LLM_AUTH]}``)."""
-    named: dict[str, list[str]] = {}
+def _register_named_variables(argv: list[str]) -> None:
+    """Treat every variable the command line names under an ``*_env`` key as a secret
+    (``model.api_key_env=LLM_AUTH``, ``+model.headers_env={X-Key: GW_VAR}``)."""
     for arg in argv:
         key, _, value = arg.lstrip("+~").partition("=")
         if any(part.lower().endswith("_env") for part in re.split(r"[./@]", key)):
-            named[key + "_env"] = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", value)
-    return named
+            for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", value):
+                register_secret_env(name)
 
 
 def _parse_args(parser: Any, argv: list[str]) -> Any:

@@ -163,10 +163,11 @@ def _redact(obj: Any, secrets: list[str], weak: set[str], *, env_names: bool) ->
         out = {}
         for key, value in obj.items():
             names = env_names or str(key).lower().endswith("_env")
+            shown = key if shown_name(str(key), secrets) == str(key) else REDACTED
             if not names and is_secret_param(str(key)) and _is_set(value):
-                out[shown_name(str(key), secrets)] = REDACTED
+                out[shown] = REDACTED
             else:
-                out[shown_name(str(key), secrets)] = _redact(value, secrets, weak, env_names=names)
+                out[shown] = _redact(value, secrets, weak, env_names=names)
         return out
     if isinstance(obj, list | tuple):
         return [_redact(v, secrets, weak, env_names=env_names) for v in obj]
@@ -182,12 +183,6 @@ def shown_name(name: str, secrets: Iterable[str] | None = None) -> str:
     secret (``+model.sk-...=1``), else itself."""
     secrets = secret_values() if secrets is None else secrets
     return REDACTED if _key_shaped_part(name) or any(s in name for s in secrets) else name
-
-
-def shown_key(key: str, secrets: Iterable[str] | None = None) -> str:
-    """A dotted key (``model.params.x``) with every part that is a secret shown as ``***redacted***``."""
-    secrets = secret_values() if secrets is None else list(secrets)
-    return ".".join(shown_name(part, secrets) for part in key.split("."))
 
 
 def _is_set(value: Any) -> bool:
@@ -446,7 +441,7 @@ def override_problem(arg: str) -> tuple[str, str] | None:
     parts = re.split(r"[./@]", key)
     secrets = secret_values()
     shown = ".".join(shown_name(p, secrets) for p in parts)
-    if any(shown_name(p, secrets) != p for p in parts):
+    if shown != ".".join(parts):
         return shown, "a config key name that is a key or a secret is not accepted; " + HOW_TO_PASS_KEYS
     if any(p.lower().endswith("_env") for p in parts):  # variable names (a mapping of them: headers_env)
         names = re.findall(r":\s*([^,}\s]+)", value) if value.startswith("{") else _WORDS.split(value)

@@ -88,7 +88,9 @@ def test_a_custom_key_variable_is_a_secret_from_the_start(args, key, capsys, mon
 def test_a_key_variable_named_in_a_config_file_is_a_secret_too(tmp_path, capsys) -> None:
     (tmp_path / "model").mkdir()
     base = yaml.safe_load((REPO / "conf/model/openai_compatible.yaml").read_text())
-    (tmp_path / "model" / "gw.yaml").write_text(yaml.safe_dump({**base, "api_key_env": "LLM_AUTH", "name": "gw"}))
+    (tmp_path / "model" / "gw.yaml").write_text(
+        yaml.safe_dump({**base, "api_key_env": "LLM_AUTH", "name": "gw"})
+    )
     args = ["--config-dir", str(tmp_path), "agent=llm", "model=gw", f"model.api_base={DEAD}"]
     assert "config error at 'name'" in refusal([*args, f"name={AUTH}"], capsys)
     # a sweep whose second model names the variable: the values are checked once every job's sources are known
@@ -244,3 +246,21 @@ def test_a_run_with_a_word_for_a_key_keeps_its_events(tmp_path: Path) -> None:
     assert "ANTHROPIC_API_KEY does not hold a real API key" in done.stderr
     events = (run / "events.jsonl").read_text()
     assert "no_volunteer" in events and REDACTED not in events and manifest(run)["status"] == "complete"
+
+
+def test_the_python_api_refuses_a_custom_key_in_the_name(tmp_path) -> None:
+    """``trustsim.api.run`` has no preflight: the job's own validation refuses the key (exit 2), and the failed
+    record it writes does not hold it."""
+    from trustsim.api import run
+
+    args = [
+        "agent=bayes",
+        "game.games=1",
+        "model=openai_compatible",
+        "model.api_key_env=LLM_AUTH",
+        f"name={AUTH}",
+    ]
+    result = run(None, args, tmp_path / "run")
+    assert result.exit_code == 2 and "config error at 'name'" in result.manifest["failure"]["reason"]
+    for path in (p for p in (tmp_path / "run").rglob("*") if p.is_file()):
+        assert AUTH.encode() not in path.read_bytes(), path
