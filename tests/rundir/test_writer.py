@@ -165,7 +165,7 @@ def test_a_secret_with_a_line_break_is_redacted_line_by_line(
 ) -> None:
     """Redacting the joined block would match this secret across two lines; each line is redacted on its own
     instead, as before the block redaction (no line holds it)."""
-    monkeypatch.setenv("TRUSTSIM_TEST_TOKEN", '1}\n{"seq":1')
+    monkeypatch.setenv("TRUSTSIM_TEST_TOKEN", '"x":1}\n{"seq":1')
     rec = RunRecorder(tmp_path)
     rec.event("a", x=1)
     rec.event("b", y=2)
