@@ -204,9 +204,15 @@ def looks_like_key(value: str) -> bool:
 
 
 def _key_shaped_part(text: str) -> bool:
-    """Whether ``text`` is, or holds as one of its words, a value shaped like a key (``token sk-...``,
-    ``openai/sk-...``)."""
-    return looks_like_key(text) or any(looks_like_key(w) for w in _WORDS.split(text) if len(w) >= 12)
+    """Whether ``text`` is, or holds as one of its words, a value shaped like a key (``token sk-...``); inside a
+    path or URL (``openai/sk-...``), a key-shaped segment with a digit (``/hf_models_folder`` is a folder)."""
+    return (
+        looks_like_key(text)
+        or any(looks_like_key(w) for w in _WORDS.split(text) if len(w) >= 12)
+        or any(
+            looks_like_key(w) and any(c.isdigit() for c in w) for w in _SEGMENTS.split(text) if len(w) >= 12
+        )
+    )
 
 
 def scrub(text: str) -> str:
@@ -214,7 +220,8 @@ def scrub(text: str) -> str:
     return _KEY_IN_TEXT.sub(REDACTED, redact_text(text))
 
 
-_WORDS = re.compile(r"[\s,;:=\"'{}\[\]()<>/\\?&#@|+]+")
+_WORDS = re.compile(r"[\s,;:=\"'{}\[\]()<>]+")
+_SEGMENTS = re.compile(r"[\s,;:=\"'{}\[\]()<>/\\?&#@|+]+")
 # Query-string (and fragment) parameters of a URL known to carry no secret; every other value is one.
 SAFE_QUERY_NAMES = ("api-version", "api_version", "version", "alt", "format", "stream", "region", "location")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]*")

@@ -126,9 +126,14 @@ def test_hydra_paths_are_checked_resolved(args, key, capsys, monkeypatch) -> Non
     assert f"config error at '{key}'" in err and AUTH not in err and "cnryOpenAiValue4242" not in err, err
 
 
-def test_hydra_paths_without_a_secret_pass(capsys, monkeypatch) -> None:
+def test_ordinary_paths_pass(capsys, monkeypatch) -> None:
+    """No false alarm: a variable that is no secret in a Hydra path, a folder named like a key prefix."""
     monkeypatch.setenv("DRILL_PLAIN_DIR", "plain-folder")
-    assert passes([*LLM, "hydra.run.dir=/tmp/runs/${oc.env:DRILL_PLAIN_DIR}/${name}"], capsys) == ""
+    args = [
+        "hydra.run.dir=/tmp/runs/${oc.env:DRILL_PLAIN_DIR}/${name}",
+        "llm.store_path=/tmp/hf_models_folder/s.db",
+    ]
+    assert passes([*LLM, *args], capsys) == ""
 
 
 @pytest.mark.parametrize(
