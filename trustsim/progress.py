@@ -2,9 +2,10 @@
 
 ``progress=auto`` (the default) draws a bar only when stderr is a terminal. Off a terminal (a log file, a
 pipe, CI) a bar's ``\\r`` redraws would litter the log, so plain lines are printed instead: one when the job
-starts, one after every finished unit (game, scenario, match) — at most about :data:`MAX_LINES` per job, and
-at least one every :data:`LINE_INTERVAL_S` seconds while units finish — and one at the end, each with the
-elapsed time and an estimate of the time left. A unit can take minutes (a slow model, a busy machine), so a
+starts, one after a finished unit (game, scenario, match, exchange) — at most about :data:`MAX_LINES` per
+job, no two within :data:`MIN_GAP_S` seconds (a job of a second prints its start and its end), and at least
+one every :data:`LINE_INTERVAL_S` seconds while units finish — and one at the end, each with the elapsed
+time and an estimate of the time left. A unit can take minutes (a slow model, a busy machine), so a
 heartbeat line also comes at least every :data:`HEARTBEAT_S` seconds while one is in progress, and the bar
 redraws its clock every second.
 
@@ -13,9 +14,11 @@ by time (every :data:`LINE_INTERVAL_S` seconds while units finish, the heartbeat
 job of a fraction of a second prints one line. ``progress=true`` forces the bar, ``progress=false`` prints
 nothing.
 
-The time left is the mean time per unit over the most recent half of the finished units (the pace now, not
-the pace at the start, when a machine got busier or later units are longer) times the units left; while a
-unit runs longer than that mean, its time so far counts as the time per unit.
+The time left is the units left divided by a smoothed rate: the mean of the whole job's rate (units done ÷
+time elapsed, up to now) and the rate over the most recent half of the elapsed time (the pace now, when a
+machine got busier or later units are longer). Both windows end now, so a unit in progress slows the rate
+as it runs, and units that finish in bursts (a round of concurrent calls) do not make it jump. Until
+:data:`MIN_UNITS` units are done the line says ``estimating time left``.
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ with warnings.catch_warnings():
 
 MAX_LINES = 50
 """Plain mode prints about this many progress lines per job at most (plus start, end and heartbeats)."""
+MIN_GAP_S = 2.0
+"""Plain mode prints per-unit lines at most this often (in seconds), so a short job prints few lines."""
+MIN_UNITS = 3
+"""Units done before plain mode gives a time-left estimate."""
 LINE_INTERVAL_S = 10.0
 """Plain mode prints a line at least this often (in seconds) while units keep finishing."""
 HEARTBEAT_S = 30.0
@@ -146,17 +153,20 @@ class LineProgress:
         print(text, file=stream, flush=True)
 
     def time_left(self, now: float) -> float | None:
-        """Seconds left: the recent time per unit (see the module doc) times the units left, less the time
-        the unit in progress has run. None before the first unit finishes."""
+        """Seconds left at the smoothed rate (see the module doc); None until :data:`MIN_UNITS` units (or all)
+        are done, and when none are left."""
         left = self.total - self.n
-        if self.n <= 0 or left <= 0:
+        if left <= 0 or self.n < min(MIN_UNITS, self.total):
             return None
-        recent = max(1, math.ceil(self.n / 2))
-        since_n, since_t = next((n, t) for n, t in reversed(self._marks) if n <= self.n - recent)
-        last_t = self._marks[-1][1]
-        per_unit = (last_t - since_t) / (self.n - since_n)
-        running = now - last_t
-        return max(per_unit, running) * left - running
+        elapsed = now - self._start
+        if elapsed <= 0:
+            return 0.0
+        rate = self.n / elapsed
+        half = elapsed / 2
+        then = next((n for n, t in reversed(self._marks) if t <= now - half), 0)
+        if self.n - then >= MIN_UNITS:
+            rate = (rate + (self.n - then) / half) / 2
+        return left / rate
 
     def _line(self, now: float) -> str:
         elapsed = now - self._start
@@ -165,6 +175,8 @@ class LineProgress:
         left = self.time_left(now)
         if left is not None:
             text += f", ~{_clock(left)} left"
+        elif self.n < self.total:
+            text += ", estimating time left"
         return text
 
     def update(self, n: int = 1) -> None:
@@ -173,10 +185,11 @@ class LineProgress:
             self.n += n
             now = self._clock()
             self._marks.append((self.n, now))
+            since = now - self._last_t
             due = (
                 self.n >= self.total
-                or self.n - self._last_n >= self.step
-                or now - self._last_t >= LINE_INTERVAL_S
+                or (self.n - self._last_n >= self.step and since >= MIN_GAP_S)
+                or since >= LINE_INTERVAL_S
             )
             if due and self.n > self._last_n:
                 self._write(self._line(now))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from games.trust_game.model import ExchangeRecord, PairRecord, TrustGameModel
+from games.trust_game.model import ExchangeRecord, PairRecord, TrustGameModel, pair_lengths
 from games.trust_game.options import TrustGameOptions
 from games.trust_game.roles import RoleSpec, role_specs
 from games.trust_game.tables import (
@@ -42,7 +42,12 @@ class SessionRunner:
     """Builds the players and the Mesa model of one session and records its events."""
 
     def __init__(
-        self, ctx: Any, options: TrustGameOptions, roles: dict[Role, RoleSpec], session: int
+        self,
+        ctx: Any,
+        options: TrustGameOptions,
+        roles: dict[Role, RoleSpec],
+        session: int,
+        on_decided: Any = None,
     ) -> None:
         self.ctx = ctx
         self.session = session
@@ -61,6 +66,7 @@ class SessionRunner:
             history=options.history_mode,
             population=options.population(),
             on_exchange=self._on_exchange,
+            on_decided=on_decided,
         )
         self.meta = SessionMeta(
             run_id=ctx.run_id,
@@ -147,14 +153,18 @@ def run(ctx: Any) -> None:
     writers = {name: ctx.recorder.table(schema) for name, schema in TABLES.items()}
     runs = ctx.runs
     ctx.count("sessions", runs)
-    bar = ctx.progress(runs, "trust game sessions")
+    # progress per exchange (one pair's round; one-shot: per pair), each counted as its decisions come in
+    exchanges = sum(
+        sum(pair_lengths(ctx.seeds.seed("session", s), options.horizon_spec, options.pairs))
+        for s in range(runs)
+    )
+    bar = ctx.progress(exchanges, "trust game exchanges")
     try:
         for session in range(runs):
-            rows = SessionRunner(ctx, options, roles, session).play()
+            rows = SessionRunner(ctx, options, roles, session, lambda _pair: bar.update(1)).play()
             for name, table_rows in rows.items():
                 writers[name].write_rows(table_rows)
             ctx.count("pairs", options.pairs)
             ctx.count("exchanges", len(rows["exchanges"]))
-            bar.update(1)
     finally:
         bar.close()

@@ -39,6 +39,12 @@ _UNUSED = np.random.default_rng(0)
 rest of a scripted one-shot exchange."""
 
 
+def pair_lengths(seed: int, horizon: Horizon, pairs: int) -> list[int]:
+    """The rounds each pair of a session with world seed ``seed`` plays (one draw per pair, in pair order)."""
+    lengths = stream(seed, 0, "horizon")  # the world's draws, not the agents'
+    return [horizon.draw_length(lengths) for _ in range(pairs)]
+
+
 def stream(seed: int, pair: int, name: str) -> np.random.Generator:
     """One of a pair's independent random streams (the horizon stream is shared by a session's pairs)."""
     return np.random.default_rng([seed, pair, _STREAMS[name]])
@@ -98,6 +104,7 @@ class TrustGameModel(mesa.Model):
         history: what the trustor sees of earlier rounds (``none``, ``own``, ``population``).
         population: (sent, count, mean returned) rows shown with ``history=population``.
         on_exchange: optional callback after each resolved exchange (the job records events there).
+        on_decided: optional callback as soon as a pair's decisions of the round are in (progress).
     """
 
     def __init__(
@@ -111,6 +118,7 @@ class TrustGameModel(mesa.Model):
         history: HistoryMode = "own",
         population: tuple[tuple[int, int, float], ...] = (),
         on_exchange: Callable[[PairRecord, ExchangeRecord], None] | None = None,
+        on_decided: Callable[[PairRecord], None] | None = None,
     ) -> None:
         super().__init__(seed=seed)
         if history not in ("none", "own", "population"):
@@ -120,13 +128,14 @@ class TrustGameModel(mesa.Model):
         self.horizon = horizon
         self.history = history
         self.on_exchange = on_exchange
+        self.on_decided = on_decided
         self.pairs: list[PairRecord] = []
         self.round = 1
         infos = {
             r: PairInfo(r, stakes, horizon, history, population if history == "population" else ())
             for r in ROLES
         }
-        lengths = stream(seed, 0, "horizon")  # one draw per pair, in pair order: the world's, not the agents'
+        lengths = pair_lengths(seed, horizon, len(players))
         player_seed = seed if agent_seed is None else agent_seed
         for i, (trustor, trustee) in enumerate(players):
             agents = {
@@ -136,7 +145,7 @@ class TrustGameModel(mesa.Model):
             for role, agent in agents.items():
                 stochastic = agent.player.classifier.get("stochastic", True)
                 agent.player.reset(stream(player_seed, i, role) if stochastic else _UNUSED, infos[role])
-            self.pairs.append(PairRecord(i, horizon.draw_length(lengths), agents))
+            self.pairs.append(PairRecord(i, lengths[i], agents))
         self._pending: dict[int, tuple[Decision, Decision]] | None = None
         self.running = any(p.running for p in self.pairs)
 
@@ -156,6 +165,10 @@ class TrustGameModel(mesa.Model):
         assert info is not None
         return TrusteeView(self.round, sent, self.stakes.received(sent), pair.past(), info)
 
+    def _decided(self, pair: PairRecord) -> None:
+        if self.on_decided is not None:
+            self.on_decided(pair)
+
     def _decide_sync(self) -> dict[int, tuple[Decision, Decision]]:
         out = {}
         for pair in self.active():
@@ -167,20 +180,27 @@ class TrustGameModel(mesa.Model):
                 else NOTHING_TO_RETURN
             )
             out[pair.pair] = (d, t)
+            self._decided(pair)
         return out
 
     async def _decide_async(self) -> dict[int, tuple[Decision, Decision]]:
-        pairs = self.active()
-        first = await asyncio.gather(*(p.agents["trustor"].player.asend(self.trustor_view(p)) for p in pairs))
+        """Every pair's round at once; within a pair the trustee answers the amount its trustor sent, so a
+        pair's round is decided as soon as its own two answers are in."""
 
-        async def answer(pair: PairRecord, d: Decision) -> Decision:
+        async def decide(pair: PairRecord) -> tuple[Decision, Decision]:
+            d = await pair.agents["trustor"].player.asend(self.trustor_view(pair))
             sent = d.amount.value
-            if not sent:
-                return NOTHING_TO_RETURN
-            return await pair.agents["trustee"].player.agive_back(self.trustee_view(pair, sent))
+            t = (
+                await pair.agents["trustee"].player.agive_back(self.trustee_view(pair, sent))
+                if sent
+                else NOTHING_TO_RETURN
+            )
+            self._decided(pair)
+            return d, t
 
-        second = await asyncio.gather(*(answer(p, d) for p, d in zip(pairs, first, strict=True)))
-        return {p.pair: (d, t) for p, d, t in zip(pairs, first, second, strict=True)}
+        pairs = self.active()
+        decided = await asyncio.gather(*(decide(p) for p in pairs))
+        return {p.pair: dt for p, dt in zip(pairs, decided, strict=True)}
 
     def step(self) -> None:
         """Play one round: decisions gathered by ``astep`` (or synchronously here), then resolved."""
@@ -235,6 +255,7 @@ class TrustGameModel(mesa.Model):
         reference cycles, so a finished session is freed at once rather than at the next garbage collection
         (a job's peak memory then stays at one session)."""
         self.on_exchange = None
+        self.on_decided = None
         self.remove_all_agents()
         for pair in self.pairs:
             pair.agents.clear()
