@@ -24,7 +24,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import OmegaConf
 
 from trustsim.api import compose
-from trustsim.config import CardOptions, conf_dir, validate_config
+from trustsim.config import CardOptions, conf_dir, mapping_of, validate_config
 from trustsim.errors import ConfigError
 from trustsim.preview import estimate as preview_estimate
 from trustsim.schema import build
@@ -137,7 +137,7 @@ def format_plan(plans: Sequence[PartPlan], size: str, model: str) -> str:
     return "\n".join(lines)
 
 
-class BatteryPlan(Callback):  # type: ignore[misc]
+class BatteryPlan(Callback):
     """Hydra callback of the battery experiments: print the plan before any job; refuse a non-multirun."""
 
     def on_run_start(self, config: Any, **kwargs: Any) -> None:
@@ -152,7 +152,7 @@ class BatteryPlan(Callback):  # type: ignore[misc]
         overrides = list(OmegaConf.select(config, "hydra.overrides.task") or [])
         offline = any(o.lstrip("+").startswith("experiment=trustcard_offline") for o in overrides)
         try:
-            card = build(CardOptions, OmegaConf.to_container(config.card, resolve=True), "card")
+            card = build(CardOptions, mapping_of(config.card, "card"), "card")
             plans = plan(overrides, offline=offline)
         except ConfigError as exc:
             print(f"trustsim: {exc}", file=sys.stderr)

@@ -23,7 +23,7 @@ import yaml
 from trustsim.contract import AgentSpec, GameSpec, agent_spec, agents_for, game_spec, games
 from trustsim.errors import ConfigError
 from trustsim.llm.config import LLMConfig, ModelConfig, parse_llm_config
-from trustsim.schema import check_section, instantiate, opt, unknown_key
+from trustsim.schema import build, check_section, opt, unknown_key, values_of
 from trustsim.secrets import config_problem
 
 CORE_GROUPS = ("game", "agent", "model", "llm")
@@ -105,6 +105,36 @@ class Validated:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass
+class Draft:
+    """A job's config as its game's hooks see it (``GameSpec.uses_llm``, ``GameSpec.check``): every group
+    validated and typed. ``check`` may normalise it by replacing :attr:`options` or one of :attr:`groups` with
+    an updated instance (``dataclasses.replace``): the run's record, hence its manifest and hashes, holds the
+    replaced values (:func:`record_of`)."""
+
+    options: Any  # an instance of the game's options
+    groups: dict[str, Any]  # the game's other groups (GameSpec.groups), typed
+    agent: AgentSpec
+    agent_params: dict[str, Any]
+    model: ModelConfig | None = None  # the job's model; None in ``uses_llm``, and for a job without an LLM
+
+
+def record_of(instance: Any) -> dict[str, Any]:
+    """What a run's config records of a validated group: its values, a nested group (e.g. ``game.seats``)
+    as a plain mapping, left out when it holds its default (settings that change nothing leave no trace)."""
+    out: dict[str, Any] = {}
+    defaults = {f.name: f for f in dataclasses.fields(instance)}
+    for name, value in values_of(instance).items():
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            f = defaults[name]
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            if value == default:
+                continue
+            value = dataclasses.asdict(value)
+        out[name] = value
+    return out
+
+
 def conf_dir() -> Path:
     """The Hydra config directory: ``conf/`` of a checkout, else the copy installed with the package."""
     here = Path(__file__).resolve().parent
@@ -120,31 +150,46 @@ def to_container(cfg: Any) -> dict[str, Any]:
     from omegaconf.errors import MissingMandatoryValue
 
     try:
-        return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)  # type: ignore[return-value]
+        value = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     except MissingMandatoryValue as exc:
         key = getattr(exc, "full_key", "?") or "?"
         raise ConfigError(key, f"{key} is required (e.g. {key}=...)") from None
     except Exception as exc:  # interpolation errors name the key in their message
         raise ConfigError(getattr(exc, "full_key", "?") or "?", str(exc).splitlines()[0]) from None
+    return _string_keys(value, "config")
+
+
+def mapping_of(node: Any, key: str) -> dict[str, Any]:
+    """A config node (``DictConfig``) resolved into a plain mapping; a ConfigError at ``key`` when it holds none."""
+    from omegaconf import OmegaConf
+
+    return _string_keys(OmegaConf.to_container(node, resolve=True), key)
+
+
+def _string_keys(value: Any, key: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(key, f"expected a mapping, got {value!r}")
+    return {str(k): v for k, v in value.items()}
 
 
 def run_name(*, _root_: Any) -> str:
     """Resolver ``${trustsim_run_name:}`` (``name`` in ``conf/config.yaml``; a preset or ``name=`` replaces it):
     the game's name for a job that sets none (``GameSpec.run_name``, e.g. ``custom-TTFFT``), else
-    :data:`DEFAULT_NAME`. Reads only the ``game`` group and the game's own groups; never fails (a bad value
-    is reported by validation, naming its key)."""
+    :data:`DEFAULT_NAME`. Reads only the ``game`` group and the game's own groups, validated; never fails
+    (a bad value is reported by validation, naming its key)."""
     from omegaconf import OmegaConf
 
     try:
         spec = games().get(str(OmegaConf.select(_root_, "game.type", default="")))
         if spec is None or spec.run_name is None:
             return DEFAULT_NAME
+        game = mapping_of(_root_["game"], "game")
+        options = build(spec.options, {k: v for k, v in game.items() if k != "type"}, "game")
         groups = {
-            group: OmegaConf.to_container(_root_[group], resolve=True)
-            for group in ("game", *spec.groups)
-            if OmegaConf.select(_root_, group, default=None) is not None
+            group: build(schema, mapping_of(_root_[group], group), group)
+            for group, schema in spec.groups.items()
         }
-        name = spec.run_name(groups)
+        name = spec.run_name(options, groups)
     except Exception:  # validation reports the broken value with its key
         return DEFAULT_NAME
     return name if isinstance(name, str) and name.strip() else DEFAULT_NAME
@@ -161,18 +206,38 @@ def register_resolvers() -> None:
 register_resolvers()  # before any composition (the CLI's run directory is named from ``name``)
 
 
+def conf_option(group: str, name: str) -> dict[str, Any]:
+    """The values of ``conf/<group>/<name>.yaml``: the one reader of a group's option outside Hydra's
+    composition (a seat's model preset, a group's default); its caller validates them with the group's
+    schema. Raises OSError or yaml.YAMLError; ConfigError at ``group`` when the file holds no mapping."""
+    data = yaml.safe_load((conf_dir() / group / f"{name}.yaml").read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict):
+        raise ConfigError(group, f"conf/{group}/{name}.yaml is not a mapping")
+    return data
+
+
 @functools.cache
-def default_group(group: str) -> dict[str, Any] | None:
-    """The values of ``group``'s default option in ``conf/config.yaml`` (None when there is none)."""
-    root = conf_dir()
+def default_option(group: str) -> str | None:
+    """The name of ``group``'s default option in ``conf/config.yaml`` (None when there is none)."""
     try:
-        primary = yaml.safe_load((root / "config.yaml").read_text())
-        for entry in primary.get("defaults", []):
-            if isinstance(entry, dict) and group in entry:
-                return yaml.safe_load((root / group / f"{entry[group]}.yaml").read_text()) or {}
+        primary = yaml.safe_load((conf_dir() / "config.yaml").read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return None
+    for entry in primary.get("defaults", []):
+        if isinstance(entry, dict) and isinstance(entry.get(group), str):
+            return str(entry[group])
     return None
+
+
+def is_default(group: str, schema: type, values: Any) -> bool:
+    """Whether ``values`` validate (with ``schema``) to the same object as ``group``'s default option."""
+    name = default_option(group)
+    if name is None:
+        return False
+    try:
+        return build(schema, values, group) == build(schema, conf_option(group, name), group)
+    except (ConfigError, OSError, yaml.YAMLError):
+        return False
 
 
 def _group(cfg: dict[str, Any], name: str, example: str = "") -> dict[str, Any]:
@@ -255,9 +320,7 @@ def validate_config(cfg: dict[str, Any], overrides: list[str] | tuple[str, ...] 
     for key in cfg:
         if key not in valid_keys and key != "hydra":
             raise unknown_key("", key, valid_keys)
-    root_values = check_section(
-        {k: v for k, v in cfg.items() if k in RootOptions.__dataclass_fields__}, RootOptions, ""
-    )
+    root = build(RootOptions, {k: v for k, v in cfg.items() if k in RootOptions.__dataclass_fields__}, "")
     game_cfg = _group(cfg, "game", _example_job())
     agent_cfg = _group(cfg, "agent", _example_job())
     gtype = game_cfg.get("type")
@@ -266,7 +329,7 @@ def validate_config(cfg: dict[str, Any], overrides: list[str] | tuple[str, ...] 
             "game.type", f"missing; the game group names its game, e.g. type: {next(iter(games()), '?')}"
         )
     spec = game_spec(gtype)
-    options_values = check_section({k: v for k, v in game_cfg.items() if k != "type"}, spec.options, "game")
+    options = build(spec.options, {k: v for k, v in game_cfg.items() if k != "type"}, "game")
     name = agent_cfg.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError("agent.name", f"expected a non-empty string, got {name!r}")
@@ -274,45 +337,47 @@ def validate_config(cfg: dict[str, Any], overrides: list[str] | tuple[str, ...] 
     params = _agent_params(agent, {k: v for k, v in agent_cfg.items() if k != "name"}, warnings, explicit)
 
     out: dict[str, Any] = {k: v for k, v in cfg.items() if k != "hydra"}
-    card = (
-        instantiate(CardOptions, check_section(out["card"], CardOptions, "card")) if "card" in out else None
-    )
+    card = build(CardOptions, out["card"], "card") if "card" in out else None
     if card is not None:
         out["card"] = card.record()
-    out["game"] = {"type": spec.name, **options_values}
-    out["agent"] = {"name": agent.name, **params}
+    groups: dict[str, Any] = {}
     for group in sorted({g for s in games().values() for g in s.groups}):
         if group in spec.groups:
-            out[group] = check_section(_group(cfg, group), spec.groups[group], group)
+            groups[group] = build(spec.groups[group], _group(cfg, group), group)
         elif group in out:
             value = out.pop(group)
-            if value != default_group(group):
+            schema = next(s.groups[group] for s in games().values() if group in s.groups)
+            if not is_default(group, schema, value):
                 warnings.append(f"'{group}' has no effect in game {spec.name!r} (it does not read it)")
-    if spec.check is not None:
-        warnings.extend(spec.check(out, agent) or [])
-    uses_llm = spec.uses_llm(out, agent) if spec.uses_llm is not None else agent.uses_llm
+    draft = Draft(options, groups, agent, params)
+    uses_llm = spec.uses_llm(draft) if spec.uses_llm is not None else agent.uses_llm
     llm = parse_llm_config(out.get("llm") or {})
-    model = None
     if uses_llm:
-        model = instantiate(ModelConfig, check_section(_model_group(out), ModelConfig, "model"))
+        draft.model = build(ModelConfig, _model_group(out), "model")
     elif out.get("model") is not None:
         dropped = out.pop("model")
-        if dropped != default_group("model") and dropped != {"name": "scripted"}:
+        if not is_default("model", ModelConfig, dropped) and dropped != {"name": "scripted"}:
             warnings.append(
                 f"'model' ({dropped.get('name') if isinstance(dropped, dict) else dropped}) has no effect: "
                 f"agent {agent.name!r} makes no LLM calls"
             )
-    # The typed objects come from the final record (the game's check may have normalised it), so what the
-    # run uses and what its manifest records never disagree.
+    if spec.check is not None:
+        warnings.extend(spec.check(draft) or [])
+    # The record follows the typed objects the check may have normalised, so what the run uses and what its
+    # manifest records never disagree.
+    out["game"] = {"type": spec.name, **record_of(draft.options)}
+    out["agent"] = {"name": agent.name, **params}
+    for group, instance in draft.groups.items():
+        out[group] = record_of(instance)
     return Validated(
         cfg=out,
         game=spec,
         agent=agent,
-        root=instantiate(RootOptions, root_values),
-        options=spec.options_of(out),
-        groups={group: instantiate(schema, out[group]) for group, schema in spec.groups.items()},
+        root=root,
+        options=draft.options,
+        groups=draft.groups,
         agent_params=params,
-        model=model,
+        model=draft.model,
         llm=llm,
         uses_llm=uses_llm,
         card=card,

@@ -45,12 +45,14 @@ At run time the runner gets a :class:`trustsim.job.JobContext`: ``ctx.options`` 
 ``ctx.agent_params`` (validated ``agent`` group without ``name``), ``ctx.runs``, ``ctx.model`` (the typed
 model config, None without an LLM), ``ctx.seeds`` (the seed tree: ``seed(...)``, ``rng(...)``,
 ``sample(...)``), ``ctx.recorder``, ``ctx.llm``, ``ctx.run_async(coro)`` (works inside a running event loop),
-``ctx.progress``, ``ctx.set_cell``, ``ctx.count``; ``ctx.cfg`` is the recorded config (a plain dict).
+``ctx.progress``, ``ctx.set_cell``, ``ctx.count``; ``ctx.cfg`` is the recorded config (a plain dict: what the
+manifest holds; a game reads the typed objects).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -66,7 +68,7 @@ from trustsim.errors import ConfigError, ParameterError
 from trustsim.schema import did_you_mean, instantiate
 
 if TYPE_CHECKING:
-    from trustsim.config import Validated
+    from trustsim.config import Draft, Validated
     from trustsim.job import JobContext
     from trustsim.rundir.schema import EventUnit
 
@@ -115,13 +117,14 @@ class GameLength:
         note: Why the length varies, and what the upper and lower figures assume.
         skipped_by_shortest_play: ``f(request) -> bool``: whether the shortest play would not make this
             request (a ``trustsim.preview.client.Request``: ``purpose``, ``name``, ``round``).
-        upper_play: Optional ``f(cfg) -> trustsim.preview.standin.Play``: how preview's stand-in plays so
-            that its figures are the upper ones; default: the stand-in's own choices.
+        upper_play: Optional ``f(options) -> trustsim.preview.standin.Play`` (the typed ``game`` group): how
+            preview's stand-in plays so that its figures are the upper ones; default: the stand-in's own
+            choices.
     """
 
     note: str
     skipped_by_shortest_play: Callable[[Any], bool]
-    upper_play: Callable[[dict[str, Any]], Any] | None = None
+    upper_play: Callable[[Any], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -193,14 +196,16 @@ class GameSpec:
             of the config hash and of the world.
         tables: Table name → column names (or a schema object with ``columns``) the runner writes.
         run: The runner: ``run(ctx)`` plays the whole job into ``ctx.run_dir``.
-        check: Optional cross-field rules: ``check(cfg, agent) -> list of warnings``; raises
-            :class:`~trustsim.errors.ConfigError` for an error. It may normalise labels in ``cfg`` (e.g.
-            a schedule pattern that differs from the named schedule is labelled ``custom``).
+        check: Optional cross-field rules: ``check(draft) -> list of warnings`` on the typed config (a
+            :class:`trustsim.config.Draft`); raises :class:`~trustsim.errors.ConfigError` for an error. It may
+            normalise the config by replacing ``draft.options`` or a group with an updated instance (e.g. a
+            schedule pattern that differs from the named schedule is labelled ``custom``).
         groups: Other config groups the game reads, with their schemas (e.g. ``{"memory": MemoryOptions}``);
             the runner gets them typed (``ctx.groups``). A group the game does not read is left out of the
             run's config; a non-default value prints a warning that it has no effect.
-        uses_llm: Optional ``uses_llm(cfg, agent) -> bool`` when more than the main agent can call a model
-            (e.g. an LLM opponent); default: ``agent.uses_llm``.
+        uses_llm: Optional ``uses_llm(draft) -> bool`` (a :class:`trustsim.config.Draft`, before ``check``)
+            when more than the main agent can call a model (e.g. an LLM opponent); default:
+            ``agent.uses_llm``.
         example: Overrides of a small, fast, offline job of this game (the contract tests run it).
         description: One line for listings.
         summary: Optional ``summary(run_dir) -> trustsim.summary.Family``: what the end-of-run summary says
@@ -225,30 +230,30 @@ class GameSpec:
         short_answers: Call purposes whose answers are short values (e.g. a number): preview expects them
             as short as the stand-in's answer until the request store holds real ones; other purposes: a
             reasoned answer (:data:`trustsim.preview.lengths.REASONED_ANSWER_TOKENS`).
-        run_name: Optional ``run_name(groups) -> str | None``: the name of a job whose config sets none (no
-            preset, no ``name=``), from the composed ``game`` group and the game's own groups (plain dicts,
-            unvalidated: a value may still be missing or wrong), e.g. the escape room's ``custom-TTFFT`` for
-            a custom schedule; None (the default): ``default``.
+        run_name: Optional ``run_name(options, groups) -> str | None``: the name of a job whose config sets
+            none (no preset, no ``name=``), from the composed ``game`` group and the game's own groups,
+            validated (typed; a group that does not validate names the job ``default``), e.g. the escape
+            room's ``custom-TTFFT`` for a custom schedule; None (the default): ``default``.
     """
 
     name: str
     options: type
     tables: Mapping[str, Any]
     run: Callable[[JobContext], None]
-    check: Callable[[dict[str, Any], AgentSpec], list[str] | None] | None = None
+    check: Callable[[Draft], list[str] | None] | None = None
     groups: Mapping[str, type] = field(default_factory=dict)
-    uses_llm: Callable[[dict[str, Any], AgentSpec], bool] | None = None
+    uses_llm: Callable[[Draft], bool] | None = None
     example: tuple[str, ...] = ()
     description: str = ""
     summary: Callable[[Path], Any] | None = None
     analysis: str = ""
-    count_decisions: Callable[[Any], tuple[str, int, bool]] | None = None
+    count_decisions: Callable[[Validated], tuple[str, int, bool]] | None = None
     length: GameLength | None = None
     unit: PlayUnit | None = None
     reasoning: Mapping[str, ReasoningSource] = field(default_factory=dict)
     standin_text: Mapping[str, str] = field(default_factory=dict)
     short_answers: frozenset[str] = frozenset()
-    run_name: Callable[[dict[str, Any]], str | None] | None = None
+    run_name: Callable[[Any, dict[str, Any]], str | None] | None = None
 
     def options_of(self, cfg: Mapping[str, Any]) -> Any:
         """The typed options of a validated config's ``game`` group (an instance of :attr:`options`)."""
@@ -323,7 +328,7 @@ def unregister_agent(game: str, name: str) -> None:
 
 def params_from_signature(factory: Callable[..., Any], name: str, exclude: Sequence[str] = ()) -> type:
     """A dataclass whose fields are ``factory``'s keyword parameters with defaults."""
-    target = factory.__init__ if inspect.isclass(factory) else factory  # type: ignore[misc]
+    target = factory.__init__ if inspect.isclass(factory) else factory
     try:
         hints = inspect.get_annotations(target, eval_str=True)
     except Exception:
@@ -337,7 +342,7 @@ def params_from_signature(factory: Callable[..., Any], name: str, exclude: Seque
         hint = hints.get(p.name, Any)
         default = p.default
         if isinstance(default, list | dict | set):
-            fields.append((p.name, hint, field(default_factory=lambda d=default: type(d)(d))))
+            fields.append((p.name, hint, field(default_factory=functools.partial(type(default), default))))
         else:
             fields.append((p.name, hint, field(default=default)))
     return dataclasses.make_dataclass(f"{name}_params", fields, frozen=True)

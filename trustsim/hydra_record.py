@@ -77,6 +77,7 @@ def redacted_config(cfg: Any) -> Any:
     from omegaconf import OmegaConf
 
     plain = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
+    assert isinstance(plain, dict)  # a composed config is a mapping
     clean = {k: redact_hydra_node(v) if k == "hydra" else redact(v) for k, v in plain.items()}
     if clean == plain:
         return cfg

@@ -14,7 +14,7 @@ import dataclasses
 import logging
 import sys
 import threading
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,7 +35,6 @@ from trustsim.rundir import (
     write_failed_manifest,
 )
 from trustsim.runtime import Runtime
-from trustsim.schema import instantiate
 from trustsim.secrets import protect_run, redact, redact_argument
 from trustsim.seeding import stable_hash
 from trustsim.versions import git_revision, package_versions
@@ -144,13 +143,16 @@ class JobContext:
             self._llm = self._build_llm(self.model)
         return self._llm
 
-    def llm_for(self, model: ModelConfig | Mapping[str, Any] | None) -> Any:
+    def llm_for(self, model: ModelConfig | None) -> Any:
         """The client of a seat's, player's or role's own model config (its model, api_base, key variable,
         hence its own request-store keys); None or the job's model: :attr:`llm`. One client per distinct
-        config (mixed teams, ``trustsim.llm.seat_model``). A mapping is a model config validated with the
-        job's config (a seat's resolved ``model``)."""
+        config (mixed teams, ``trustsim.llm.seat_model``)."""
         main = self.llm  # built first: seat clients share its request store
-        config = instantiate(ModelConfig, model) if isinstance(model, Mapping) else model
+        if model is not None and not isinstance(model, ModelConfig):
+            raise TypeError(
+                f"llm_for takes a ModelConfig (trustsim.llm.seat_model.resolve_model), got {model!r}"
+            )
+        config = model
         if config is None or config == self.model:
             return main
         key = stable_hash(dataclasses.asdict(config))

@@ -242,7 +242,6 @@ def _distinct_jobs(hydra: Any, master: Any, overrides: list[str]) -> tuple[list[
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
     from hydra.utils import get_class
-    from omegaconf import OmegaConf
 
     node = master.hydra.get("sweeper") or {}
     try:
@@ -252,9 +251,7 @@ def _distinct_jobs(hydra: Any, master: Any, overrides: list[str]) -> tuple[list[
     if not issubclass(sweeper_class, BasicSweeper):
         return [], []
     params = node.get("params") or {}
-    lines = [f"{k}={v}" for k, v in params.items()] + list(
-        OmegaConf.to_container(master.hydra.overrides.task)
-    )
+    lines = [f"{k}={v}" for k, v in params.items()] + [str(o) for o in master.hydra.overrides.task]
     parser = OverridesParser.create(config_loader=hydra.config_loader)
     try:
         parsed = parser.parse_overrides(lines)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -48,7 +49,7 @@ def opt(
     meta = {k: v for k, v in (("min", min), ("max", max)) if v is not None}
     meta.update({k: True for k, v in (("world", world), ("execution", execution)) if v})
     if isinstance(default, list | dict | set):
-        return dataclasses.field(default_factory=lambda d=default: type(d)(d), metadata=meta)
+        return dataclasses.field(default_factory=functools.partial(type(default), default), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -159,7 +160,7 @@ def _check(value: Any, hint: Any, key: str) -> Any:
         if len(args) != 2 or args[1] is Any:
             return value
         return {k: _check(v, args[1], f"{key}.{k}") for k, v in value.items()}
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         if not isinstance(value, Mapping):
             raise ConfigError(key, f"expected a mapping, got {value!r}")
         return build(hint, value, key)
@@ -168,11 +169,9 @@ def _check(value: Any, hint: Any, key: str) -> Any:
     raise ConfigError(key, f"expected {_describe(hint)}, got {value!r}")
 
 
-def check_section(data: Mapping[str, Any], schema: type, key: str) -> dict[str, Any]:
-    """Validate ``data`` against the dataclass ``schema``; return the values with defaults filled in.
-
-    Nested dataclass fields come back as instances. The schema's ``check(self, key)`` hook (if any) runs on
-    the validated values.
+def build(schema: type, data: Mapping[str, Any], key: str) -> Any:
+    """Validate ``data`` against the dataclass ``schema`` and return the instance (built once), defaults filled
+    in and nested dataclass fields as instances; the schema's ``check(self, key)`` hook (if any) runs on it.
 
     Args:
         data: The group's values (a plain mapping).
@@ -191,11 +190,7 @@ def check_section(data: Mapping[str, Any], schema: type, key: str) -> dict[str, 
     for name, f in fields.items():
         sub = f"{prefix}{name}"
         if name not in data:
-            if f.default is not dataclasses.MISSING:
-                out[name] = f.default
-            elif f.default_factory is not dataclasses.MISSING:
-                out[name] = f.default_factory()
-            else:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ConfigError(sub, "missing required value")
             continue
         value = _check(data[name], hints[name], sub)
@@ -206,10 +201,22 @@ def check_section(data: Mapping[str, Any], schema: type, key: str) -> dict[str, 
             if hi is not None and value > hi:
                 raise ConfigError(sub, f"must be <= {hi} (got {value})")
         out[name] = value
-    hook = getattr(schema, CHECK_HOOK, None)
+    instance = schema(**out)
+    hook = getattr(instance, CHECK_HOOK, None)
     if hook is not None:
-        hook(schema(**out), key)
-    return out
+        hook(key)
+    return instance
+
+
+def values_of(instance: Any) -> dict[str, Any]:
+    """A validated instance's field values by name, in field order (nested dataclasses stay instances)."""
+    return {f.name: getattr(instance, f.name) for f in dataclasses.fields(instance)}
+
+
+def check_section(data: Mapping[str, Any], schema: type, key: str) -> dict[str, Any]:
+    """Validate ``data`` against the dataclass ``schema`` (:func:`build`); return its values with defaults
+    filled in (:func:`values_of`)."""
+    return values_of(build(schema, data, key))
 
 
 def instantiate(schema: type, values: Mapping[str, Any]) -> Any:
@@ -231,14 +238,9 @@ def instantiate(schema: type, values: Mapping[str, Any]) -> Any:
 
 def _dataclass_of(hint: Any) -> type | None:
     """The dataclass a field holds (also inside ``X | None``), else None."""
-    if dataclasses.is_dataclass(hint):
-        return hint  # type: ignore[return-value]
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return hint
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        found = [a for a in typing.get_args(hint) if dataclasses.is_dataclass(a)]
+        found = [a for a in typing.get_args(hint) if isinstance(a, type) and dataclasses.is_dataclass(a)]
         return found[0] if len(found) == 1 else None
     return None
-
-
-def build(schema: type, data: Mapping[str, Any], key: str) -> Any:
-    """Validate ``data`` and return an instance of ``schema``."""
-    return instantiate(schema, check_section(data, schema, key))

@@ -141,6 +141,10 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _game_of(manifest: dict[str, Any]) -> str:
     config = manifest.get("config")
     game = config.get("game") if isinstance(config, dict) else None
@@ -166,8 +170,8 @@ def job_status(run_dir: Path, sweep: Path | None = None, host: str | None = None
     failure = manifest.get("failure")
     reason = str(failure.get("reason") or "") if isinstance(failure, dict) else str(failure or "")
     play = recorded_unit(manifest)
-    timings = manifest.get("timings") if isinstance(manifest.get("timings"), dict) else {}
-    counts = manifest.get("counts") if isinstance(manifest.get("counts"), dict) else {}
+    timings = _mapping(manifest.get("timings"))
+    counts = _mapping(manifest.get("counts"))
     job = JobStatus(str(run_dir), where, str(manifest.get("run_id") or run_dir.name), game, status, reason)
     if play is not None:
         job.unit = play.counted

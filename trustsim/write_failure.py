@@ -52,7 +52,7 @@ def write_failure(
         code, reason = exc.errno, exc.strerror or str(exc)
         where = exc.filename or path
     elif isinstance(exc, sqlite3.Error) and (getattr(exc, "sqlite_errorcode", -1) & 0xFF) in _SQLITE:
-        code, reason, where = _SQLITE[exc.sqlite_errorcode & 0xFF], str(exc), path  # type: ignore[attr-defined]
+        code, reason, where = _SQLITE[exc.sqlite_errorcode & 0xFF], str(exc), path
     else:
         return None
     where = where if where is not None else "the run directory"

@@ -169,7 +169,8 @@ def plan_samples(cfg: dict[str, Any], overrides: Sequence[str], prefix: str = ""
         pattern = str(schedule.get("pattern") or "")
         cell = {**common, "schedule": schedule.get("name"), "memory": memory.get("mode"),
                 "partner_slot": game.get("partner_slot"), "games": game.get("games") or len(pattern)}  # fmt: skip
-        units, what = [{}] * runs, "session"
+        units: list[dict[str, Any]] = [{}] * runs
+        what = "session"
     elif family == "arena":
         cell = {
             **common,

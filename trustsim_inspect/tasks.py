@@ -9,7 +9,7 @@ e.g. ``-T overrides='[game.games=3, agent.transcript_max_events=50]'``). ``agent
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -56,12 +56,11 @@ def build_task(name: str, jobs: list[SampleJob]) -> Task:
         for j in jobs
     ]
     families = {j.family for j in jobs}
-    metrics = [headline(), *([deltas()] if "escape_room" in families else [])]
     return Task(
         dataset=MemoryDataset(samples, name=name),
         solver=play({j.id: j for j in jobs}),
         scorer=trustsim_scorer(),
-        metrics=metrics,
+        metrics=[headline(), *([deltas()] if "escape_room" in families else [])],
         metadata={"trustsim_version": __version__, "families": sorted(families)},
     )
 
@@ -164,7 +163,7 @@ def trust_card(
     return build_task("trust_card", jobs)
 
 
-TASKS = {
+TASKS: dict[str, Callable[..., Task]] = {
     "escape_room": escape_room,
     "reliance": reliance,
     "arena": arena,

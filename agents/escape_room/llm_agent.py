@@ -175,14 +175,15 @@ class LLMAgent(EscapeRoomPolicy):
             )
         if self.transcript_trim == "auto":
             self._limits["trim"] = "block" if self._model.provider == "local" else "exact"
-        game = services.game or {}
-        self._announce_passes = bool(game.get("announce_passes", False))
+        game = services.game
+        self._announce_passes = game.announce_passes
         super().start_session(seat, rng, services)
         self._compact = bool(getattr(self._model, "prompt_compact", False))
-        self._rules = rules_text(int(game.get("coins", 4)), game.get("max_rounds"), self._compact)
+        self._rules = rules_text(game.coins, game.max_rounds, self._compact)
         # The sample index keeps replicate sessions' requests distinct in the store, reproducibly.
-        sample = getattr(services, "sample", None)
-        sample = int(rng.integers(0, 2**31 - 1)) if sample is None else int(sample)
+        sample = services.sample
+        if sample is None:
+            sample = int(np.random.default_rng(rng).integers(0, 2**31 - 1))
         self._kit = DecisionKit(services.llm, self._model, sample=sample)
 
     def forget(self) -> None:

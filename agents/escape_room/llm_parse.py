@@ -66,6 +66,7 @@ def _labels(value: Any) -> dict[int, str] | None:
 
 def _partial_labels(value: Any) -> dict[int, str]:
     """The well-formed entries of a password (puzzle index → label); malformed entries are left out."""
+    items: list[Any]
     if isinstance(value, dict):
         items = [{k: v} for k, v in value.items()]
     elif isinstance(value, list):
@@ -103,25 +104,28 @@ def _from_object(obj: dict[str, Any]) -> Parsed:
     reasoning = reasoning if isinstance(reasoning, str) else None
     confidence = _confidence(obj.get("confidence"))
     trusted = _labels(obj.get("trusted")) if obj.get("trusted") is not None else None
-    common = {"reasoning": reasoning, "confidence": confidence, "form": "json"}
+
+    def parsed(
+        action: Action | None, trusted: dict[int, str] | None = None, error: str | None = None
+    ) -> Parsed:
+        return Parsed(action, reasoning, confidence, trusted, error, form="json")
+
     if kind == "pass":
-        return Parsed(Action.pass_(), trusted=trusted, **common)
+        return parsed(Action.pass_(), trusted=trusted)
     if kind == "verify":
         target = _slot(obj.get("target"))
         raw = obj.get("target")
         if target is None and isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) < 10**6:
             target = raw  # a well-formed move with a bad target: the game names it (bad_target)
         if target is None:
-            return Parsed(
-                None, error=f"verify needs a target puzzle 1-4, got {obj.get('target')!r}", **common
-            )
-        return Parsed(Action.verify(target), trusted=trusted, **common)
+            return parsed(None, error=f"verify needs a target puzzle 1-4, got {obj.get('target')!r}")
+        return parsed(Action.verify(target), trusted=trusted)
     if kind == "volunteer":
         # A well-formed volunteer with an empty, partial or malformed password stays a volunteer: the game
         # names what is wrong (incomplete_password / missing_capsule), not "unparseable".
         password = _partial_labels(obj.get("password"))
-        return Parsed(Action.volunteer(password), trusted=trusted or dict(password) or None, **common)
-    return Parsed(None, error=f"unknown action {str(obj.get('action'))[:40]!r}", **common)
+        return parsed(Action.volunteer(password), trusted=trusted or dict(password) or None)
+    return parsed(None, error=f"unknown action {str(obj.get('action'))[:40]!r}")
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
@@ -147,7 +151,7 @@ def _decision_form(text: str) -> Parsed | None:
             return Parsed(
                 None, reasoning=reasoning, error=f"bad verify target in {body[:60]!r}", form="decision"
             )
-        return Parsed(Action.verify(k), reasoning=reasoning, form="decision")  # type: ignore[arg-type]
+        return Parsed(Action.verify(k), reasoning=reasoning, form="decision")
     if low.startswith("volunteer"):
         password = {int(x.group(1)): x.group(0) for x in _LABEL.finditer(body)}
         if not password:

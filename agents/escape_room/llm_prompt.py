@@ -150,7 +150,7 @@ def decision_schema(obs: Observation, reasoning_max_chars: int) -> dict[str, Any
         "confidence": {"type": "object", "properties": dict.fromkeys(slots, conf), "required": slots},
         "reasoning": {"type": "string", "maxLength": reasoning_max_chars},
     }
-    variants = [
+    variants: list[dict[str, Any]] = [
         {"action": {"const": "pass"}},
         {"action": {"const": "verify"}, "target": {"enum": sorted(obs.capsules)}},
         {

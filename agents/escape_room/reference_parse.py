@@ -92,8 +92,8 @@ def match_capsule(labels: Sequence[str], selected: str) -> str | None:
         if agents and agents[0] in chosen:
             return label
     for label in labels:
-        agents = set(_SPLIT.split(label.split("-")[1])) if "-" in label else set()
-        if chosen & agents:
+        named = set(_SPLIT.split(label.split("-")[1])) if "-" in label else set()
+        if chosen & named:
             return label
     return None
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from games.arena.options import ArenaGame, uses_llm
 from games.arena.plan import UNIT, count_decisions
@@ -12,6 +12,7 @@ from games.arena.tables import MATCH_COLUMNS, MOVE_COLUMNS, PREDICTION_COLUMNS
 from trustsim.contract import GameSpec, register_game
 
 if TYPE_CHECKING:
+    from trustsim.config import Draft
     from trustsim.job import JobContext
 
 
@@ -21,10 +22,10 @@ def _run(ctx: JobContext) -> None:
     run(ctx)
 
 
-def _check(cfg: dict[str, Any], agent: Any) -> list[str]:
+def _check(draft: Draft) -> list[str]:
     from games.arena.job import check
 
-    return check(cfg, agent)
+    return check(draft)
 
 
 SPEC = register_game(

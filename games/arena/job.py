@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from games.arena.model import SEATS, ArenaModel, MatchRecord, RoundRecord
-from games.arena.options import ArenaOptions, PlayerSpec, arena_options, config_options, is_model_ref
+from games.arena.options import ArenaOptions, PlayerSpec, arena_options, pin_player_models
 from games.arena.policy import ArenaPlayer
 from games.arena.tables import (
     MATCH_COLUMNS,
@@ -20,30 +20,20 @@ from games.arena.tables import (
 )
 from trustsim.job import JobContext
 from trustsim.llm.config import ModelConfig
-from trustsim.llm.seat_model import resolve_model
+
+if TYPE_CHECKING:
+    from trustsim.config import Draft
 
 TABLES = {"moves": MOVE_COLUMNS, "matches": MATCH_COLUMNS, "predictions": PREDICTION_COLUMNS}
 
 
-def check(cfg: dict[str, Any], agent: Any) -> list[str]:
+def check(draft: Draft) -> list[str]:
     """Fail at start, naming the key: options, agent names and their parameters."""
-    options = config_options(cfg, agent)
-    for spec in options.field_:
+    options = arena_options(draft.options, draft.agent, draft.agent_params)
+    for spec in options.entrants:
         spec.build()
-    _pin_player_models(cfg["game"])
+    draft.options = pin_player_models(draft.options)
     return []
-
-
-def _pin_player_models(game: dict[str, Any]) -> None:
-    """Write each player's resolved own model config into the ``game`` group (in place), so the manifest and
-    the config hash record the model config the player really used, not just a preset name."""
-    opponent = game.get("opponent")
-    if isinstance(opponent, dict) and is_model_ref(opponent.get("model")):
-        game["opponent"] = {**opponent, "model": resolve_model(opponent["model"], "game.opponent.model")}
-    players = game.get("players")
-    for i, entry in enumerate(players if isinstance(players, list) else []):
-        if isinstance(entry, dict) and is_model_ref(entry.get("model")):
-            players[i] = {**entry, "model": resolve_model(entry["model"], f"game.players[{i}].model")}
 
 
 @dataclass(frozen=True)
@@ -62,10 +52,10 @@ class MatchPlan:
 
 def plan_matches(options: ArenaOptions, runs: int) -> list[MatchPlan]:
     """Every match of the job in play order: per session, the pairings in order."""
-    plans = []
+    plans: list[MatchPlan] = []
     for session in range(runs):
         for k, (i, j) in enumerate(options.pairings()):
-            plans.append(MatchPlan(session, k, len(plans) + 1, (options.field_[i], options.field_[j])))
+            plans.append(MatchPlan(session, k, len(plans) + 1, (options.entrants[i], options.entrants[j])))
     return plans
 
 
@@ -75,7 +65,7 @@ def _model_name(model: ModelConfig | None) -> str:
 
 def _cell_model(model: ModelConfig | None, options: ArenaOptions) -> str:
     """The model(s) under test for the manifest cell: the LLM players' models, else ``scripted``."""
-    specs = options.field_[:1] if options.mode == "match" else options.field_
+    specs = options.entrants[:1] if options.mode == "match" else options.entrants
     models = set()
     for spec in specs:
         player = spec.build()
@@ -97,7 +87,7 @@ class MatchRunner:
             if player.classifier.get("uses_llm"):
                 sample = ctx.seeds.sample("session", plan.session, "pairing", plan.pairing, "seat", seat)
                 if spec.model is not None:  # its own client (model, api_base, key variable)
-                    player.bind(ctx.llm_for(spec.model), None, sample)  # type: ignore[attr-defined]
+                    player.bind(ctx.llm_for(spec.own_config), None, sample)  # type: ignore[attr-defined]
                 else:
                     player.bind(ctx.llm, _model_name(ctx.model), sample)  # type: ignore[attr-defined]
         self.players = (players[0], players[1])
@@ -196,7 +186,7 @@ def run(ctx: JobContext) -> None:
     ctx.set_cell(
         agent=ctx.agent.name,
         model=_cell_model(ctx.model, options),
-        opponent=options.field_[1].name if options.mode == "match" else "tournament",
+        opponent=options.entrants[1].name if options.mode == "match" else "tournament",
         temptation=options.payoffs.T,
         horizon=ctx.options.horizon,
         noise=options.noise,
@@ -216,7 +206,7 @@ def run(ctx: JobContext) -> None:
 
     ctx.count("sessions", ctx.runs)
     try:
-        if not any(spec.build().is_async for spec in options.field_):
+        if not any(spec.build().is_async for spec in options.entrants):
             for plan in plans:  # one match at a time: its events, then its rows
                 runner = MatchRunner(ctx, options, plan)
                 write(runner.rows(runner.model.play()))

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 from games.arena.policy import ArenaPlayer
 from games.arena.rules import InvalidRule, Payoffs
-from trustsim.contract import AgentSpec, agent_spec, agents_for, game_options
+from trustsim.contract import AgentSpec, agent_spec, agents_for
 from trustsim.errors import ConfigError
 from trustsim.horizon import Horizon
-from trustsim.llm.seat_model import resolve_model
+from trustsim.llm.config import ModelConfig
+from trustsim.llm.seat_model import OwnModel, resolve_model
 from trustsim.schema import check_section, opt
+
+if TYPE_CHECKING:
+    from trustsim.config import Draft
 
 GAME = "arena"
 
@@ -47,13 +51,18 @@ class PlayerSpec:
     agent: AgentSpec
     params: dict[str, Any] = field(default_factory=dict)
     key: str = "agent"  # config key to blame on a bad spec
-    model: dict[str, Any] | None = None  # the player's own model config (own client); None: the job's
+    model: OwnModel | None = None  # the player's own model config (own client); None: the job's
+
+    @property
+    def own_config(self) -> ModelConfig | None:
+        """The player's own model config (None: the job's)."""
+        return self.model.config if self.model is not None else None
 
     @property
     def model_name(self) -> str | None:
         """The model of an LLM player: its own config's name, its ``model`` parameter, else None (the job's)."""
         if self.model is not None:
-            return str(self.model["name"])
+            return self.model.config.name
         return self.params.get("model")
 
     def build(self) -> ArenaPlayer:
@@ -69,7 +78,7 @@ class ArenaOptions:
     """Everything a job needs to set up its matches."""
 
     mode: str
-    field_: tuple[PlayerSpec, ...]  # match: (agent, opponent); tournament: every entrant
+    entrants: tuple[PlayerSpec, ...]  # match: (agent, opponent); tournament: every entrant
     payoffs: Payoffs
     horizon: Horizon
     noise: float
@@ -82,10 +91,10 @@ class ArenaOptions:
         return "named" if self.named else "anonymous"
 
     def pairings(self) -> list[tuple[int, int]]:
-        """Seat-A/seat-B index pairs into ``field_``: one match, or the round robin (i <= j with self-play)."""
+        """Seat-A/seat-B index pairs into ``entrants``: one match, or the round robin (i <= j with self-play)."""
         if self.mode == "match":
             return [(0, 1)]
-        n = len(self.field_)
+        n = len(self.entrants)
         return [(i, j) for i in range(n) for j in range(i, n) if i != j or self.self_play]
 
 
@@ -109,13 +118,14 @@ def is_model_ref(value: Any) -> bool:
     return isinstance(value, dict) or (isinstance(value, str) and "/" not in value)
 
 
-def _scripted_field() -> list[PlayerSpec]:
+def _scripted_entrants() -> list[PlayerSpec]:
     return [PlayerSpec(n, a, {}, "game.players") for n, a in agents_for(GAME).items() if not a.uses_llm]
 
 
-def uses_llm(cfg: dict[str, Any], agent: AgentSpec) -> bool:
+def uses_llm(draft: Draft) -> bool:
     """Whether any player of the job calls a model (the agent, the opponent or a tournament entrant)."""
-    return any(spec.agent.uses_llm for spec in config_options(cfg, agent).field_)
+    options = arena_options(draft.options, draft.agent, draft.agent_params)
+    return any(spec.agent.uses_llm for spec in options.entrants)
 
 
 def _defaults(spec: PlayerSpec) -> dict[str, Any]:
@@ -126,12 +136,14 @@ def arena_options(game: ArenaGame, agent: AgentSpec, params: dict[str, Any]) -> 
     """The job's field, payoffs and horizon from the validated ``game`` group and the ``agent`` group's agent."""
     main = PlayerSpec(agent.name, agent, dict(params), "agent")
     if game.mode == "match":
-        field_: list[PlayerSpec] = [main, _spec(game.opponent, "game.opponent")]
+        entrants: list[PlayerSpec] = [main, _spec(game.opponent, "game.opponent")]
     else:
-        field_ = [_spec(e, f"game.players[{i}]") for i, e in enumerate(game.players)] or _scripted_field()
-        if main.name not in {s.name for s in field_} or main.params != _defaults(main):
-            field_.insert(0, main)
-        if len(field_) < 2 and not game.self_play:
+        entrants = [
+            _spec(e, f"game.players[{i}]") for i, e in enumerate(game.players)
+        ] or _scripted_entrants()
+        if main.name not in {s.name for s in entrants} or main.params != _defaults(main):
+            entrants.insert(0, main)
+        if len(entrants) < 2 and not game.self_play:
             raise ConfigError("game.players", "a tournament needs at least 2 players (or self_play: true)")
     try:
         payoffs = Payoffs(R=game.reward, P=game.punishment, S=game.sucker, T=game.temptation)
@@ -139,7 +151,7 @@ def arena_options(game: ArenaGame, agent: AgentSpec, params: dict[str, Any]) -> 
         raise ConfigError("game.temptation", str(exc)) from None
     return ArenaOptions(
         mode=game.mode,
-        field_=tuple(field_),
+        entrants=tuple(entrants),
         payoffs=payoffs,
         # announced: exactly `rounds`; unknown: drawn with P(next round) = continuation, capped at `rounds`
         horizon=Horizon(
@@ -152,7 +164,15 @@ def arena_options(game: ArenaGame, agent: AgentSpec, params: dict[str, Any]) -> 
     )
 
 
-def config_options(cfg: dict[str, Any], agent: AgentSpec) -> ArenaOptions:
-    """:func:`arena_options` of a validated config (the cross-field check reads it)."""
-    params = {k: v for k, v in (cfg.get("agent") or {}).items() if k != "name"}
-    return arena_options(game_options(cfg), agent, params)
+def pin_player_models(game: ArenaGame) -> ArenaGame:
+    """The ``game`` group with each player's resolved own model config written into its entry, so the
+    manifest and the config hash record the model config the player really used, not just a preset name."""
+    opponent, players = game.opponent, list(game.players)
+    if isinstance(opponent, dict) and is_model_ref(opponent.get("model")):
+        own = resolve_model(opponent["model"], "game.opponent.model")
+        opponent = {**opponent, "model": own.values if own is not None else None}
+    for i, entry in enumerate(players):
+        if isinstance(entry, dict) and is_model_ref(entry.get("model")):
+            own = resolve_model(entry["model"], f"game.players[{i}].model")
+            players[i] = {**entry, "model": own.values if own is not None else None}
+    return replace(game, opponent=opponent, players=players)

@@ -3,14 +3,17 @@ play (a match: the run directory's event unit, status's done/planned)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from games.arena.options import arena_options
 from trustsim.contract import PlayUnit, agents_for
 from trustsim.rundir.schema import EventUnit
 
+if TYPE_CHECKING:
+    from trustsim.config import Validated
 
-def count_decisions(valid: Any) -> tuple[str, int, bool]:
+
+def count_decisions(valid: Validated) -> tuple[str, int, bool]:
     """(units, decisions of the agent under test, upper bound when the horizon is unknown: rounds capped) of
     a validated config."""
     game = valid.options
@@ -28,7 +31,7 @@ def count_decisions(valid: Any) -> tuple[str, int, bool]:
     return f"runs={runs} x {matches} matches x {rounds} rounds{cap}", decisions, unknown
 
 
-def matches_per_run(valid: Any) -> int:
+def matches_per_run(valid: Validated) -> int:
     """Matches one run of a validated config plays: one in match mode, a tournament's round robin."""
     return len(arena_options(valid.options, valid.agent, valid.agent_params).pairings())
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,7 @@ class MatchMeta:
     identity: str
 
 
-def _first(moves: list[str], what: str) -> int | None:
+def _first(moves: Sequence[str], what: str) -> int | None:
     return next((i + 1 for i, m in enumerate(moves) if m == what), None)
 
 

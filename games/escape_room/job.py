@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 from games.escape_room.model import EscapeRoomModel
@@ -21,7 +22,6 @@ from games.escape_room.team import SeatPlan, seat_model_name, seat_plans, seat_p
 from trustsim.errors import ConfigError
 from trustsim.job import JobContext
 from trustsim.llm.config import ModelConfig
-from trustsim.schema import instantiate
 
 TABLES = {
     "decisions": DECISION_COLUMNS,
@@ -46,12 +46,12 @@ class SessionRunner:
 
     table: EscapeRoomModel | None = None  # the table (Mesa model) the session played at
 
-    def __init__(self, ctx: JobContext, options: EscapeRoomOptions, session: int) -> None:
+    def __init__(
+        self, ctx: JobContext, options: EscapeRoomOptions, plans: dict[str, SeatPlan], session: int
+    ) -> None:
         self.ctx = ctx
         self.options = options
         self.session = session
-        cfg = ctx.cfg
-        plans = seat_plans(cfg, ctx.agent, ctx.agent_params)
         self.policies: dict[str, EscapeRoomPolicy] = {
             seat: _make_policy(ctx, options.memory, plans.get(seat))
             for seat in options.seats
@@ -63,8 +63,8 @@ class SessionRunner:
             own_model = plans[seat].model if seat in plans else None
             services = Services(  # each LLM seat: its own model config and client (mixed teams)
                 llm=ctx.llm_for(own_model) if llm_seat else None,
-                model=instantiate(ModelConfig, own_model) if own_model else ctx.model,
-                game=cfg["game"],
+                model=own_model or ctx.model,
+                game=ctx.options,
             )
             policy.start_session(
                 seat,
@@ -84,14 +84,16 @@ class SessionRunner:
                 s: (p.name if s != PARTNER_SEAT else "scripted_partner") for s, p in self.policies.items()
             },
             llm_seats={s for s, p in self.policies.items() if p.classifier.get("uses_llm")},
-            seat_prompts=_seat_prompts(self.policies) if team_label(plans, cfg) else None,
+            seat_prompts=_seat_prompts(self.policies) if team_label(plans, ctx.model) else None,
         )
 
     @property
     def is_async(self) -> bool:
         return any(p.is_async for p in self.policies.values())
 
-    async def games(self, table: EscapeRoomModel | None = None):  # type: ignore[no-untyped-def]
+    async def games(
+        self, table: EscapeRoomModel | None = None
+    ) -> AsyncIterator[tuple[int, dict[str, list[Row]]]]:
         """Yield (game index, rows by table) for each finished game. ``table``: the table (Mesa
         model) an earlier session played at, to seat this one at (sessions played one after another share
         one); the table played at is left in :attr:`table`."""
@@ -139,9 +141,8 @@ def _seat_prompts(policies: dict[str, EscapeRoomPolicy]) -> dict[str, str | None
 
 def run(ctx: JobContext) -> None:
     options = session_options(ctx.options, ctx.groups["schedule"], ctx.groups["memory"], ctx.agent.name)
-    cfg = ctx.cfg
-    plans = seat_plans(cfg, ctx.agent, ctx.agent_params)
-    team = team_label(plans, cfg)
+    plans = seat_plans(ctx.options, ctx.agent, ctx.agent_params)
+    team = team_label(plans, ctx.model)
     if not team:  # the default team: every seat plays the agent / model groups
         probe = _make_policy(ctx, options.memory)
         llm = bool(probe.classifier.get("uses_llm"))
@@ -149,9 +150,9 @@ def run(ctx: JobContext) -> None:
         prompt = _prompt_style(ctx) if llm else None
     else:  # a mixed team: the cell names every agent, model and prompt style in it, and the team
         agent = "+".join(sorted({p.agent.name for p in plans.values()}))
-        models = {seat_model_name(p, cfg) for p in plans.values() if p.uses_llm}
+        models = {seat_model_name(p, ctx.model) for p in plans.values() if p.uses_llm}
         model = "+".join(sorted(models)) or "scripted"
-        prompts = {str(seat_prompt(p, cfg)) for p in plans.values() if p.uses_llm and seat_prompt(p, cfg)}
+        prompts = {str(seat_prompt(p, ctx.model)) for p in plans.values() if seat_prompt(p, ctx.model)}
         prompt = "+".join(sorted(prompts)) or None
     ctx.set_cell(
         agent=agent,
@@ -165,7 +166,7 @@ def run(ctx: JobContext) -> None:
     writers = {name: ctx.recorder.table(name, cols) for name, cols in TABLES.items()}
     bar = ctx.progress(ctx.runs * options.games, f"escape room {options.schedule}")
     try:
-        ctx.run_async(_play_all(ctx, options, ctx.runs, writers, bar))
+        ctx.run_async(_play_all(ctx, options, plans, ctx.runs, writers, bar))
     finally:
         bar.close()
 
@@ -180,7 +181,12 @@ def _model_name(model: ModelConfig | None) -> str:
 
 
 async def _play_all(
-    ctx: JobContext, options: EscapeRoomOptions, runs: int, writers: dict[str, Any], bar: Any
+    ctx: JobContext,
+    options: EscapeRoomOptions,
+    plans: dict[str, SeatPlan],
+    runs: int,
+    writers: dict[str, Any],
+    bar: Any,
 ) -> None:
     """Sessions run one after another for scripted agents (built lazily, so memory stays flat), concurrently
     for LLM agents. Rows are written in session order either way: tables are identical however sessions
@@ -195,17 +201,17 @@ async def _play_all(
         bar.update(1)
 
     ctx.count("sessions", runs)
-    first = SessionRunner(ctx, options, 0)
+    first = SessionRunner(ctx, options, plans, 0)
     if not first.is_async:  # one after another, at one table
         table = None
         for index in range(runs):
-            runner = first if index == 0 else SessionRunner(ctx, options, index)
+            runner = first if index == 0 else SessionRunner(ctx, options, plans, index)
             async for _, rows in runner.games(table):
                 write(rows)
             table = runner.table
         return
 
-    sessions = [first, *(SessionRunner(ctx, options, i) for i in range(1, runs))]
+    sessions = [first, *(SessionRunner(ctx, options, plans, i) for i in range(1, runs))]
     buffers: list[list[dict[str, list[Row]]]] = [[] for _ in sessions]
     done = [False] * len(sessions)
     next_to_flush = 0

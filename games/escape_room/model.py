@@ -80,7 +80,7 @@ class GameRecord:
     seed: int
     d_correct: bool
     partner_puzzle: int
-    state: GameState
+    state: GameState = field(init=False)  # set once the capsules are sealed
     decisions: list[DecisionRecord] = field(default_factory=list)
     rounds_alive: dict[str, int] = field(default_factory=dict)
     views: dict[int, CapsuleTable] = field(default_factory=dict)  # round → capsule table
@@ -150,6 +150,8 @@ class EscapeRoomModel(mesa.Model):
     ``await model.play()`` (or ``model.play_sync()`` when :attr:`synchronous`) runs the game to the end and
     returns its GameRecord; :meth:`next_game` deals the session's next game, :meth:`next_session` seats the
     next session (sessions played one after another share a table)."""
+
+    _views: CapsuleTable  # the capsule table the seats observe (shared by the observations until it changes)
 
     def __init__(
         self,
@@ -234,8 +236,8 @@ class EscapeRoomModel(mesa.Model):
         self.d_correct = self.options.d_correct[game - 1]
         self.puzzles = generate_puzzles(self.random, len(self.options.seats), self.used_puzzles)
         self.record = GameRecord(
-            game=game, seed=seed, d_correct=self.d_correct, partner_puzzle=self.partner_puzzle, state=None
-        )  # type: ignore[arg-type]
+            game=game, seed=seed, d_correct=self.d_correct, partner_puzzle=self.partner_puzzle
+        )
         self._pending: dict[str, Action] = {}
         self._verify_answers: dict[str, int] = {}
         # verifier=llm: each verifying seat's solution this round; own_answer=llm: the seats' own answers

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 from games.escape_room.puzzles import check_session_size
 from games.escape_room.schedules import SCHEDULES, parse_pattern, resolve_schedule
 from games.escape_room.types import SEATS
 from trustsim.errors import ConfigError
+from trustsim.llm.config import ModelConfig
 from trustsim.schema import opt
+
+if TYPE_CHECKING:
+    from trustsim.config import Draft
 
 PARTNER_SEAT = "D"
 PROMPT_STYLES = ("reference", "trustsim")
@@ -104,45 +108,42 @@ def schedule_label(name: str, pattern: Any, games: int | None) -> str:
     return name if flags[:n] == named[:n] else "custom"
 
 
-def run_name(groups: dict[str, Any]) -> str | None:
+def run_name(game: EscapeRoomGame, groups: dict[str, Any]) -> str | None:
     """``custom-<pattern>`` (``T``/``F`` per game) for a job whose config sets no name and whose schedule is
     custom (``schedule=custom``, or a pattern that differs from the named schedule's); else None."""
-    schedule = groups.get("schedule") or {}
-    pattern = schedule.get("pattern")
-    games = (groups.get("game") or {}).get("games")
-    games = games if isinstance(games, int) and not isinstance(games, bool) else None
-    if pattern is None or schedule_label(str(schedule.get("name")), pattern, games) != "custom":
+    schedule: ScheduleOptions = groups["schedule"]
+    if schedule.pattern is None or schedule_label(schedule.name, schedule.pattern, game.games) != "custom":
         return None
-    return "custom-" + "".join("T" if ok else "F" for ok in parse_pattern(pattern))
+    return "custom-" + "".join("T" if ok else "F" for ok in parse_pattern(schedule.pattern))
 
 
-def check(cfg: dict[str, Any], agent: Any) -> list[str]:
+def check(draft: Draft) -> list[str]:
     """Cross-field rules: the schedule covers the games; LLM-only settings need an LLM agent; a pattern
     that differs from the named schedule is labelled ``custom`` (in the config, hence everywhere)."""
-    game, schedule = cfg["game"], cfg["schedule"]
-    if schedule.get("pattern") is None and schedule["name"] not in SCHEDULES:
-        raise ConfigError(
-            "schedule.pattern", f"schedule.pattern is required for schedule {schedule['name']!r}"
-        )
-    _, n_games = resolve_schedule(schedule["name"], schedule.get("pattern"), game.get("games"))
+    game: EscapeRoomGame = draft.options
+    schedule: ScheduleOptions = draft.groups["schedule"]
+    if schedule.pattern is None and schedule.name not in SCHEDULES:
+        raise ConfigError("schedule.pattern", f"schedule.pattern is required for schedule {schedule.name!r}")
+    _, n_games = resolve_schedule(schedule.name, schedule.pattern, game.games)
     check_session_size(n_games, len(SEATS))  # puzzles never repeat within a session
     from games.escape_room.team import normalise_seats
 
-    warnings = normalise_seats(cfg, agent)
-    _check_prompt_styles(cfg)
-    resolve_solvers(cfg, agent)
-    for key in ("verifier", "own_answer"):
-        if game.get(key) == "llm" and not uses_llm(cfg, agent):
+    warnings = normalise_seats(draft)
+    _check_prompt_styles(draft)
+    resolve_solvers(draft)
+    game = draft.options
+    for key in SOLVER_KEYS:
+        if getattr(game, key) == "llm" and not uses_llm(draft):
             raise ConfigError(
                 f"game.{key}",
-                f"'llm' needs an agent that calls a model; agent {agent.name!r} makes no LLM calls "
+                f"'llm' needs an agent that calls a model; agent {draft.agent.name!r} makes no LLM calls "
                 f"(use agent=llm or an LLM seat, or game.{key}=exact)",
             )
-    label = schedule_label(schedule["name"], schedule.get("pattern"), game.get("games"))
-    if label != schedule["name"]:
-        cfg["schedule"] = {**schedule, "name": label}
+    label = schedule_label(schedule.name, schedule.pattern, game.games)
+    if label != schedule.name:
+        draft.groups["schedule"] = replace(schedule, name=label)
         warnings.append(
-            f"schedule.pattern differs from schedule {schedule['name']!r}: the cell is labelled 'custom'"
+            f"schedule.pattern differs from schedule {schedule.name!r}: the cell is labelled 'custom'"
         )
     return warnings
 
@@ -151,51 +152,52 @@ SOLVER_KEYS = ("own_answer", "verifier")
 """Who solves a puzzle privately: a seat's own puzzle (sealed in its capsule) and a verification."""
 
 
-def resolve_solvers(cfg: dict[str, Any], agent: Any) -> None:
-    """Resolve ``game.own_answer`` / ``game.verifier`` ``auto`` in place (the study presets set it): ``llm``,
-    as the study asked, when a tested seat calls a model and none of those seats' models is flagged
-    ``weak`` (the embedded SmolLM2-135M: its answers would mostly be wrong, where the study's models' own
-    answers were right, and each answer is a slow call); ``exact`` otherwise (scripted agents solve exactly
-    anyway). The record, hence the manifest, tables and run id, holds the resolved value."""
-    game = cfg["game"]
-    if not any(game.get(key) == "auto" for key in SOLVER_KEYS):
+def resolve_solvers(draft: Draft) -> None:
+    """Resolve ``game.own_answer`` / ``game.verifier`` ``auto`` (the study presets set it): ``llm``, as the
+    study asked, when a tested seat calls a model and none of those seats' models is flagged ``weak`` (the
+    embedded SmolLM2-135M: its answers would mostly be wrong, where the study's models' own answers were
+    right, and each answer is a slow call); ``exact`` otherwise (scripted agents solve exactly anyway). The
+    record, hence the manifest, tables and run id, holds the resolved value."""
+    game: EscapeRoomGame = draft.options
+    auto = [key for key in SOLVER_KEYS if getattr(game, key) == "auto"]
+    if not auto:
         return
-    models = llm_seat_models(cfg, agent)
-    value = "llm" if models and not any(m.get("weak") for m in models) else "exact"
-    for key in SOLVER_KEYS:
-        if game.get(key) == "auto":
-            game[key] = value
+    models = llm_seat_models(draft)
+    value = "llm" if models and not any(m.weak for m in models) else "exact"
+    resolved: dict[str, Any] = dict.fromkeys(auto, value)
+    draft.options = replace(game, **resolved)
 
 
-def llm_seat_models(cfg: dict[str, Any], agent: Any) -> list[dict[str, Any]]:
+def llm_seat_models(draft: Draft) -> list[ModelConfig]:
     """The model config of every tested seat that calls a model (its own, else the ``model`` group's)."""
+    from games.escape_room.team import seat_model, seat_plans
+
+    plans = seat_plans(draft.options, draft.agent, draft.agent_params).values()
+    return [m for m in (seat_model(p, draft.model) for p in plans) if m is not None]
+
+
+def _check_prompt_styles(draft: Draft) -> None:
+    """A model config that pins a prompt style (``model.prompt``, a seat's model's) names one of ours."""
     from games.escape_room.team import seat_plans
 
-    main_params = {k: v for k, v in (cfg.get("agent") or {}).items() if k != "name"}
-    job_model = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
-    return [p.model or job_model for p in seat_plans(cfg, agent, main_params).values() if p.uses_llm]
-
-
-def _check_prompt_styles(cfg: dict[str, Any]) -> None:
-    """A model config that pins a prompt style (``model.prompt``, a seat's model's) names one of ours."""
-    seats = cfg["game"].get("seats") or {}
+    plans = seat_plans(draft.options, draft.agent, draft.agent_params)
     models = {
-        "model": cfg.get("model"),
-        **{f"game.seats.{s}.model": e.get("model") for s, e in seats.items()},
+        "model": draft.model,
+        **{f"game.seats.{s}.model": p.model for s, p in plans.items()},
     }
     for key, model in models.items():
-        prompt = model.get("prompt") if isinstance(model, dict) else None
+        prompt = model.prompt if model is not None else None
         if prompt is not None and prompt not in PROMPT_STYLES:
             raise ConfigError(
                 f"{key}.prompt", f"expected one of {', '.join(PROMPT_STYLES)} or null; got {prompt!r}"
             )
 
 
-def uses_llm(cfg: dict[str, Any], agent: Any) -> bool:
+def uses_llm(draft: Draft) -> bool:
     """Whether any seat calls a model: the ``agent`` group's agent, or a seat's own agent (``game.seats``)."""
     from games.escape_room.team import team_uses_llm
 
-    return team_uses_llm(cfg, agent)
+    return team_uses_llm(draft.options, draft.agent)
 
 
 def session_options(

@@ -4,16 +4,20 @@ unit, status's done/planned)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trustsim.contract import GameLength, PlayUnit
 from trustsim.rundir.schema import EventUnit
+
+if TYPE_CHECKING:
+    from games.escape_room.options import EscapeRoomGame
+    from trustsim.config import Validated
 
 SEATS_UNDER_TEST = 3  # seats A, B, C; D is the scripted partner
 DEFAULT_MAX_ROUNDS = 4
 
 
-def games_per_run(valid: Any) -> int:
+def games_per_run(valid: Validated) -> int:
     """Games one replicate session of a validated config plays: ``game.games``, else the schedule's length."""
     from games.escape_room.schedules import resolve_schedule
 
@@ -21,7 +25,7 @@ def games_per_run(valid: Any) -> int:
     return resolve_schedule(schedule.name, schedule.pattern, valid.options.games)[1]
 
 
-def count_decisions(valid: Any) -> tuple[str, int, bool]:
+def count_decisions(valid: Validated) -> tuple[str, int, bool]:
     """(units, decisions of the seats under test, upper bound) of a validated config: every game played to
     its last round."""
     games = games_per_run(valid)
@@ -35,12 +39,12 @@ def _skipped_by_shortest_play(req: Any) -> bool:
     return req.purpose == "solve" or (req.purpose == "decision" and (req.round or 1) > 1)
 
 
-def _upper_play(cfg: dict[str, Any]) -> Any:
+def _upper_play(game: EscapeRoomGame) -> Any:
     """With ``game.verifier=llm`` every decision verifies (the last puzzle), so each asks its verification call
     too (a verification ends no game: without a volunteer a seat is still eliminated each round)."""
     from trustsim.preview.standin import STANDIN_TEXT, Play
 
-    if (cfg.get("game") or {}).get("verifier") == "llm":
+    if game.verifier == "llm":
         return Play(
             prefer={"action": "verify"}, text={"decision": "DECISION: Verify: Q4\nREASONING: " + STANDIN_TEXT}
         )

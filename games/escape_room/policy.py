@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from games.escape_room.options import EscapeRoomGame
 from games.escape_room.types import (
     Decision,
     GameSummary,
@@ -17,17 +18,22 @@ from games.escape_room.types import (
     RoundReport,
     Solution,
 )
+from trustsim.llm.config import ModelConfig
 
 
 class Services:
     """Run-wide services a policy may use (the LLM client, recorder hooks). Scripted policies ignore it."""
 
     def __init__(
-        self, llm: Any = None, model: Any = None, game: Any = None, sample: int | None = None
+        self,
+        llm: Any = None,
+        model: ModelConfig | None = None,
+        game: EscapeRoomGame | None = None,
+        sample: int | None = None,
     ) -> None:
         self.llm = llm  # trustsim.llm client or None
-        self.model = model  # resolved model config (cfg.model) or None
-        self.game = game  # resolved game config (cfg.game)
+        self.model = model  # the seat's model config or None
+        self.game = game if game is not None else EscapeRoomGame()  # the validated ``game`` group
         self.sample = sample  # this seat's LLM sample index from the job's seed tree (None: draw from rng)
 
     def for_seat(self, sample: int) -> Services:

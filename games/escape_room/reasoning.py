@@ -54,7 +54,9 @@ def escape_room_reference(run_dir: Path) -> Iterator[ReasoningItem]:
         except (OSError, json.JSONDecodeError) as exc:
             raise SourceError(f"{path}: unreadable ({exc})") from None
         d_correct = bool(correctness[g - 1]) if g - 1 < len(correctness) else False
-        models = {seat: str(cfg.get("model", "")) for seat, cfg in (game.get("agents_config") or {}).items()}
+        models = {
+            seat: str(entry.get("model", "")) for seat, entry in (game.get("agents_config") or {}).items()
+        }
         for rnd in game.get("rounds") or []:
             for seat, raw in sorted((rnd.get("reasoning") or {}).items()):
                 if seat == PARTNER_SEAT or not isinstance(raw, str) or not raw.strip():

@@ -3,21 +3,26 @@
 ``game.seats.<A|B|C>.agent`` (an agent name or ``{name: ..., <param>: ...}``) and ``game.seats.<seat>.model``
 (a model preset name, a full model config or ``{preset: ..., <key>: ...}``) replace the ``agent`` / ``model``
 group for one seat. At validation, :func:`normalise_seats` resolves every value to its plain form and drops
-settings equal to the groups' (``game.seats.A.agent=bayes`` with ``agent=bayes`` changes nothing), and drops
-``game.seats`` entirely when no seat differs, so a default team has exactly the config (hence run id and
-tables) it had before teams existed.
+settings equal to the groups' (``game.seats.A.agent=bayes`` with ``agent=bayes`` changes nothing); with no
+seat differing, the record leaves ``game.seats`` out, so a default team has exactly the config (hence run id
+and tables) it had before teams existed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, is_dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
+from games.escape_room.options import EscapeRoomGame, SeatOptions, TeamSeats
 from trustsim.contract import AgentSpec, agent_spec
 from trustsim.errors import ConfigError
+from trustsim.llm.config import ModelConfig
 from trustsim.llm.seat_model import resolve_model
 from trustsim.schema import check_section
+
+if TYPE_CHECKING:
+    from trustsim.config import Draft
 
 GAME = "escape_room"
 TEAM_SEATS = ("A", "B", "C")  # the tested seats; D is the scripted partner
@@ -30,22 +35,12 @@ class SeatPlan:
     seat: str
     agent: AgentSpec
     params: dict[str, Any]
-    model: dict[str, Any] | None
+    model: ModelConfig | None
     own: bool  # the seat has its own agent or model (``game.seats``)
 
     @property
     def uses_llm(self) -> bool:
         return self.agent.uses_llm
-
-
-def _plain(seats: Any) -> dict[str, dict[str, Any]]:
-    if seats is None:
-        return {}
-    if is_dataclass(seats) and not isinstance(seats, type):
-        seats = asdict(seats)
-    if not isinstance(seats, Mapping):
-        raise ConfigError("game.seats", f"expected a mapping of seats A, B, C, got {seats!r}")
-    return {str(k): dict(v or {}) for k, v in seats.items()}
 
 
 def _agent_entry(value: Any, main: AgentSpec, main_params: dict[str, Any], key: str) -> dict[str, Any] | None:
@@ -67,85 +62,84 @@ def _agent_entry(value: Any, main: AgentSpec, main_params: dict[str, Any], key: 
     return {"name": name, **params}
 
 
-def normalise_seats(cfg: dict[str, Any], main: AgentSpec) -> list[str]:
-    """Resolve ``cfg['game']['seats']`` in place (plain mappings; seats equal to the groups dropped; the key
-    removed when no seat differs). Returns warnings (a model on a seat whose agent calls none)."""
-    game = cfg["game"]
-    raw = _plain(game.get("seats"))
-    main_params = {k: v for k, v in (cfg.get("agent") or {}).items() if k != "name"}
-    job_model = cfg.get("model")
+def normalise_seats(draft: Draft) -> list[str]:
+    """Resolve ``game.seats`` (``draft.options``): each value in its plain form, settings equal to the groups'
+    dropped (no seat differing: the default, which the record leaves out). Returns warnings (a model on a
+    seat whose agent calls none)."""
+    game: EscapeRoomGame = draft.options
+    main, main_params = draft.agent, draft.agent_params
+    memory = draft.groups["memory"].mode
     warnings: list[str] = []
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SeatOptions] = {}
     for seat in TEAM_SEATS:
-        entry = raw.get(seat, {})
+        entry: SeatOptions = getattr(game.seats, seat)
         key = f"game.seats.{seat}"
-        agent = _agent_entry(entry.get("agent"), main, main_params, f"{key}.agent")
+        agent = _agent_entry(entry.agent, main, main_params, f"{key}.agent")
         spec = main if agent is None else agent_spec(GAME, agent["name"], f"{key}.agent")
-        if agent is not None:
-            _probe(spec, {k: v for k, v in agent.items() if k != "name"}, cfg, f"{key}.agent")
-        model = resolve_model(entry.get("model"), f"{key}.model")
+        if agent is not None:  # built once, so bad parameters fail at start naming the seat's key
+            params = {k: v for k, v in agent.items() if k != "name"}
+            spec.build(params, memory=memory, config_key=f"{key}.agent")
+        model = resolve_model(entry.model, f"{key}.model")
         if model is not None and not spec.uses_llm:
             warnings.append(
                 f"'{key}.model' has no effect: seat {seat}'s agent {spec.name!r} makes no LLM calls"
             )
             model = None
-        if model is not None and model == job_model:
+        if model is not None and model.config == draft.model:
             model = None
-        if agent is not None or model is not None:
-            out[seat] = {"agent": agent, "model": model}
-    if out:
-        game["seats"] = {s: out.get(s, {"agent": None, "model": None}) for s in TEAM_SEATS}
-    else:
-        game.pop("seats", None)
+        out[seat] = SeatOptions(agent=agent, model=model.values if model is not None else None)
+    draft.options = replace(game, seats=TeamSeats(**out))
     return warnings
 
 
-def _probe(spec: AgentSpec, params: dict[str, Any], cfg: dict[str, Any], key: str) -> None:
-    """Build the seat's agent once, so bad parameters fail at start naming the seat's key."""
-    memory = (cfg.get("memory") or {}).get("mode", "transcript")
-    spec.build(params, memory=memory, config_key=key)
-
-
-def seat_plans(cfg: dict[str, Any], main: AgentSpec, main_params: dict[str, Any]) -> dict[str, SeatPlan]:
-    """Every tested seat's plan from a validated (normalised) config."""
-    seats = _plain(cfg["game"].get("seats"))
+def seat_plans(game: EscapeRoomGame, main: AgentSpec, main_params: dict[str, Any]) -> dict[str, SeatPlan]:
+    """Every tested seat's plan from the ``game`` group (its seats normalised, or as given: their agents)."""
     plans = {}
     for seat in TEAM_SEATS:
-        entry = seats.get(seat, {})
-        agent, model = entry.get("agent"), entry.get("model")
-        if agent is None:
+        entry: SeatOptions = getattr(game.seats, seat)
+        key = f"game.seats.{seat}"
+        if entry.agent is None:
             spec, params = main, dict(main_params)
+        elif isinstance(entry.agent, str):
+            spec, params = agent_spec(GAME, entry.agent, f"{key}.agent"), {}
         else:
-            spec = agent_spec(GAME, agent["name"], f"game.seats.{seat}.agent")
-            params = {k: v for k, v in agent.items() if k != "name"}
-        plans[seat] = SeatPlan(seat, spec, params, model, agent is not None or model is not None)
+            spec = agent_spec(GAME, str(entry.agent.get("name")), f"{key}.agent")
+            params = {k: v for k, v in entry.agent.items() if k != "name"}
+        model = resolve_model(entry.model, f"{key}.model")
+        own = model.config if model is not None else None
+        plans[seat] = SeatPlan(seat, spec, params, own, entry.agent is not None or own is not None)
     return plans
 
 
-def team_uses_llm(cfg: dict[str, Any], main: AgentSpec) -> bool:
+def team_uses_llm(game: EscapeRoomGame, main: AgentSpec) -> bool:
     """Whether any tested seat calls a model."""
-    if not cfg["game"].get("seats"):
+    if game.seats == TeamSeats():
         return main.uses_llm
-    return any(p.uses_llm for p in seat_plans(cfg, main, {}).values())
+    return any(p.uses_llm for p in seat_plans(game, main, {}).values())
 
 
-def seat_model_name(plan: SeatPlan, cfg: dict[str, Any]) -> str:
+def seat_model(plan: SeatPlan, job_model: ModelConfig | None) -> ModelConfig | None:
+    """The model config a seat plays with: its own, else the job's (None for a scripted seat)."""
+    return (plan.model or job_model) if plan.uses_llm else None
+
+
+def seat_model_name(plan: SeatPlan, job_model: ModelConfig | None) -> str:
     """The model a seat plays with: its own, else the ``model`` group's; ``scripted`` for scripted agents."""
     if not plan.uses_llm:
         return "scripted"
-    model = plan.model or cfg.get("model") or {}
-    return str(model.get("name") or model.get("litellm_model") or "unknown")
+    model = seat_model(plan, job_model)
+    return model.name if model is not None else "unknown"
 
 
-def seat_prompt(plan: SeatPlan, cfg: dict[str, Any]) -> str | None:
+def seat_prompt(plan: SeatPlan, job_model: ModelConfig | None) -> str | None:
     """An LLM seat's prompt style: its model's pinned ``prompt``, else its agent's ``prompt``."""
     if not plan.uses_llm:
         return None
-    model = plan.model or cfg.get("model") or {}
-    return model.get("prompt") or plan.params.get("prompt")
+    model = seat_model(plan, job_model)
+    return (model.prompt if model is not None else None) or plan.params.get("prompt")
 
 
-def team_label(plans: Mapping[str, SeatPlan], cfg: dict[str, Any]) -> str:
+def team_label(plans: Mapping[str, SeatPlan], job_model: ModelConfig | None) -> str:
     """The team composition (a cell key): ``A=llm:gpt-5.1;B=llm:gpt-5.1;C=bayes``; empty for the default team
     (every seat plays the ``agent`` / ``model`` groups), so such runs pool with runs from before teams."""
     if not any(p.own for p in plans.values()):
@@ -154,6 +148,6 @@ def team_label(plans: Mapping[str, SeatPlan], cfg: dict[str, Any]) -> str:
     for seat, plan in plans.items():
         who = plan.agent.name
         if plan.uses_llm:
-            who += f":{seat_model_name(plan, cfg)}"
+            who += f":{seat_model_name(plan, job_model)}"
         parts.append(f"{seat}={who}")
     return ";".join(parts)

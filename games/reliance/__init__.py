@@ -11,6 +11,7 @@ from games.reliance.tables import PREDICTION_COLUMNS, SCENARIO_COLUMNS, STAGE_CO
 from trustsim.contract import GameSpec, register_game
 
 if TYPE_CHECKING:
+    from trustsim.config import Draft
     from trustsim.job import JobContext
 
 
@@ -20,10 +21,10 @@ def _run(ctx: JobContext) -> None:
     run(ctx)
 
 
-def _check(cfg: dict, agent: object) -> list[str]:
+def _check(draft: Draft) -> list[str]:
     from games.reliance.job import check
 
-    return check(cfg, agent)
+    return check(draft)
 
 
 SPEC = register_game(

@@ -42,10 +42,10 @@ class CompiledAction:
     kernel: np.ndarray  # (J, J) mode transition after the stage
     W: np.ndarray  # (B, J, P, 3)
     reveal: tuple[int, ...]  # pending indices that can be present at this stage
-    Msum: np.ndarray = field(default=None)  # type: ignore[assignment]  # (S, S) ignoring the observation
+    Msum: np.ndarray = field(init=False)  # (S, S) ignoring the observation
     obs_index: dict[str, int] = field(default_factory=dict)
 
-    M2: np.ndarray = field(default=None)  # type: ignore[assignment]  # (S, O * S): b @ M2 = all b @ M[o]
+    M2: np.ndarray = field(init=False)  # (S, O * S): b @ M2 = all b @ M[o]
     _cum: np.ndarray | None = None
 
     def __post_init__(self) -> None:
@@ -116,8 +116,8 @@ def _feedback_records(a: Action, modes: dict[str, str]) -> list[tuple[float, str
     if not a.does_job:
         return [(1.0, "", None)]
     if not a.rely:
-        p = float(a.success_prob)
-        recs = [(p, "job:success", True), (1 - p, "job:failure", False)]
+        p = float(a.success_prob or 0.0)
+        recs: list[tuple[float, str, bool | None]] = [(p, "job:success", True), (1 - p, "job:failure", False)]
         if a.feedback == "none":
             return [(p, "", True), (1 - p, "", False)]
         return recs
@@ -218,11 +218,11 @@ def _compile_action(
     R = len(reach)
     Wo = W.sum(axis=3)  # (B, J, P2)
     # M[(b, r), (j, p), (j2, p2)] = Wo[b, j, p2] * K[j, j2] * [p == reach[r]]
-    M = np.zeros((len(base_index), R, J, P, J, P))
+    full = np.zeros((len(base_index), R, J, P, J, P))
     core = Wo[:, :, None, :] * K[None, :, :, None]  # (B, J, J2, P2)
     for r, p in enumerate(reach):
-        M[:, r, :, p, :, :] = core
-    M = M.reshape(len(obs), J * P, J * P)
+        full[:, r, :, p, :, :] = core
+    M = full.reshape(len(obs), J * P, J * P)
     return CompiledAction(
         a.name,
         np.repeat(cost_j, P),
@@ -252,7 +252,7 @@ def compile_scenario(scn: Scenario) -> CompiledScenario:
         prior[j * P] = scn.prior[modes]
     stages = []
     cache: dict[tuple[str, float, tuple[int, ...], tuple[int, ...]], CompiledAction] = {}
-    reach = (0,)
+    reach: tuple[int, ...] = (0,)
     for t, stage in enumerate(scn.stages):
         acts: dict[str, CompiledAction] = {}
         next_reach: set[int] = set()

@@ -29,13 +29,16 @@ def node_records(sol: Solution) -> Iterator[dict[str, Any]]:
         if key not in cache:
             ca = sol.compiled.stages[n.stage - 1]
             zero = np.zeros(len(sol.compiled.prior))
-            succ = np.stack([ca[a].success if ca[a].success is not None else zero for a in n.actions], axis=1)
+            succ = np.stack([s if (s := ca[a].success) is not None else zero for a in n.actions], axis=1)
             has = [ca[a].success is not None for a in n.actions]
             bene: list[tuple[int, float] | None] = []
             for a in n.actions:
                 cp = scn.actions[a].counterpart
-                ok = cp is not None and cp in n.actions
-                bene.append((n.actions.index(cp), scn.actions[a].fee - scn.actions[cp].fee) if ok else None)
+                bene.append(
+                    (n.actions.index(cp), scn.actions[a].fee - scn.actions[cp].fee)
+                    if cp is not None and cp in n.actions
+                    else None
+                )
             cache[key] = (succ, has, bene)
         succ_m, has, bene = cache[key]
         p_succ = (n.belief @ succ_m).tolist()

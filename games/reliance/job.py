@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from games.reliance.items import Item, select_items
 from games.reliance.library import Library, default_library, quality_gates
@@ -11,11 +11,13 @@ from games.reliance.model import RelianceModel, Services
 from games.reliance.options import RelianceGame
 from games.reliance.policy import ReliancePolicy
 from games.reliance.tables import PREDICTION_COLUMNS, SCENARIO_COLUMNS, STAGE_COLUMNS
-from trustsim.contract import game_options
 from trustsim.errors import ConfigError
 from trustsim.job import JobContext
 from trustsim.llm.config import ModelConfig
 from trustsim.seeding import Seeder
+
+if TYPE_CHECKING:
+    from trustsim.config import Draft
 
 
 def _make_policy(ctx: JobContext) -> ReliancePolicy:
@@ -25,9 +27,9 @@ def _make_policy(ctx: JobContext) -> ReliancePolicy:
     return policy
 
 
-def check(cfg: dict[str, Any], agent: Any) -> list[str]:
+def check(draft: Draft) -> list[str]:
     """Cross-field rules: the selection filters must select at least one item."""
-    select_items(default_library(), game_options(cfg))
+    select_items(default_library(), draft.options)
     return []
 
 

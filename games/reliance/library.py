@@ -174,7 +174,7 @@ def select_support(lib: Library) -> list[str]:
         by_cat.setdefault(s.category, [])
         if s.blueprint not in by_cat[s.category]:
             by_cat[s.category].append(s.blueprint)
-    order = []
+    order: list[str] = []
     for row in itertools.zip_longest(*by_cat.values()):
         order.extend(b for b in row if b is not None)
     return [best[b][1] for b in order[:MAX_SUPPORT]]

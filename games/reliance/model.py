@@ -19,6 +19,7 @@ from games.reliance.items import Item
 from games.reliance.policy import Choice, DecisionView, ReliancePolicy
 from games.reliance.solver import Node, Solution
 from games.reliance.text import observation_text, posterior_text, rules_text
+from trustsim.llm.config import ModelConfig
 from trustsim.mesa_base import Agent
 from trustsim.seeding import Seeder
 
@@ -34,8 +35,8 @@ def history_key(history: tuple[tuple[str, str], ...] | list[tuple[str, str]]) ->
 class Services:
     """What policies may use: the LLM client, the model config, the replicate index (cache sample)."""
 
-    llm: Any = None
-    model: Any = None
+    llm: Any = None  # the job's LLM client (trustsim.llm.LLMClient) or None
+    model: ModelConfig | None = None
     sample: int = 0
 
 

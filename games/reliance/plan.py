@@ -3,13 +3,16 @@ play (a scenario: the run directory's event unit, status's done/planned)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trustsim.contract import PlayUnit
 from trustsim.rundir.schema import EventUnit
 
+if TYPE_CHECKING:
+    from trustsim.config import Validated
 
-def selected_items(valid: Any) -> list[Any]:
+
+def selected_items(valid: Validated) -> list[Any]:
     """The items (scenarios and pair questions) one run of a validated config plays, from the library."""
     from games.reliance.items import select_items
     from games.reliance.library import default_library
@@ -17,7 +20,7 @@ def selected_items(valid: Any) -> list[Any]:
     return select_items(default_library(), valid.options)
 
 
-def count_decisions(valid: Any) -> tuple[str, int, bool]:
+def count_decisions(valid: Validated) -> tuple[str, int, bool]:
     """(units, decisions, exact) of a validated config: one per stage of each selected scenario, one per pair
     question."""
     options = valid.options

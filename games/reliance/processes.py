@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from games.reliance.rules import ScenarioError
 
@@ -40,7 +40,12 @@ def _fmt(x: float) -> str:
 
 
 class _BP:
-    """Validated access to one blueprint mapping."""
+    """Validated access to one blueprint mapping.
+
+    Why not the config schemas (:mod:`trustsim.schema`): a blueprint is a template whose keys depend on its
+    ``kind`` and process (a number is read by dotted path, with a default that only some processes have),
+    and its variants merge into it by dotted overrides before it is read; the scenario it expands into is
+    then checked whole by :func:`games.reliance.rules.parse_scenario`. Errors name the file and the key."""
 
     def __init__(self, bp: Mapping[str, Any], where: str, key: str) -> None:
         self.bp = bp
@@ -50,7 +55,7 @@ class _BP:
             if k not in _BLUEPRINT_KEYS:
                 self.fail(k, f"unknown key; expected one of {sorted(_BLUEPRINT_KEYS)}")
 
-    def fail(self, sub: str, msg: str) -> None:
+    def fail(self, sub: str, msg: str) -> NoReturn:
         raise ScenarioError(self.where, f"{self.key}.{sub}", msg)
 
     def get(self, name: str, default: Any = None, required: bool = False) -> Any:

@@ -145,7 +145,13 @@ class Scenario:
 
 
 class _Parser:
-    """Key-path aware accessors that raise :class:`ScenarioError`."""
+    """Key-path aware accessors that raise :class:`ScenarioError`.
+
+    Why not the config schemas (:mod:`trustsim.schema`): a scenario is data whose keys are its own names
+    (channels, modes, actions, joint modes such as ``good,bad``), whose values are checked against each other
+    (a distribution over the modes its channel declares, summing to 1; a probability clamped within a
+    tolerance; stages naming defined actions), and whose errors name the source file as well as the key.
+    A dataclass schema fixes its field names and checks each value alone, so these rules need code."""
 
     def __init__(self, where: str, prefix: str) -> None:
         self.where = where

@@ -135,7 +135,8 @@ class Solution:
                     if (name not in lock) if lock is not None else acts[name].locked_only:
                         continue
                     ca = comp.stages[t][name]
-                    new_lock = frozenset(acts[name].lock) if acts[name].lock is not None else lock
+                    own = acts[name].lock
+                    new_lock = frozenset(own) if own is not None else lock
                     nxt.setdefault(new_lock, []).append(
                         (B @ ca.Msum, costs + B @ ca.cost, [(*s, name) for s in seqs])
                     )
@@ -147,7 +148,7 @@ class Solution:
                 )
                 for k, v in nxt.items()
             }
-        best_cost, best_seq = np.inf, ()
+        best_cost, best_seq = np.inf, tuple[str, ...]()
         for _, costs, seqs in frontier.values():
             i = int(np.argmin(costs))
             if costs[i] < best_cost:

@@ -5,37 +5,42 @@ Registered through the game contract (trustsim/contract.py); specs/trust_game.md
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from games.trust_game.options import TrustGameOptions
 from games.trust_game.plan import LENGTH, UNIT, count_decisions
 from games.trust_game.summary import summarize
 from games.trust_game.tables import TABLES
-from trustsim.contract import AgentSpec, GameSpec, game_options, register_game
+from trustsim.contract import GameSpec, register_game
+
+if TYPE_CHECKING:
+    from games.trust_game.roles import RoleSpec
+    from games.trust_game.types import Role
+    from trustsim.config import Draft
+    from trustsim.job import JobContext
 
 
-def _run(ctx: Any) -> None:
+def _run(ctx: JobContext) -> None:
     from games.trust_game.job import run
 
     run(ctx)
 
 
-def _roles(cfg: dict[str, Any]) -> dict[str, Any]:
-    from games.trust_game.roles import main_agent, role_specs
+def _roles(draft: Draft) -> dict[Role, RoleSpec]:
+    from games.trust_game.roles import role_specs
 
-    spec, params = main_agent(cfg)
-    return role_specs(game_options(cfg), spec, params)
+    return role_specs(draft.options, draft.agent, draft.agent_params)
 
 
-def _check(cfg: dict[str, Any], agent: AgentSpec) -> list[str]:
+def _check(draft: Draft) -> list[str]:
     """Cross-field rules: both roles' agents and parameters, the population table, useless options."""
     from games.trust_game.roles import pin_role_models
 
-    roles = _roles(cfg)
+    roles = _roles(draft)
     for spec in roles.values():
         spec.build()
-    pin_role_models(cfg["game"], roles)
-    options = game_options(cfg)
+    options: TrustGameOptions = pin_role_models(draft.options, roles)
+    draft.options = options
     options.population()
     warnings = []
     if options.horizon == "known":
@@ -47,8 +52,8 @@ def _check(cfg: dict[str, Any], agent: AgentSpec) -> list[str]:
     return warnings
 
 
-def _uses_llm(cfg: dict[str, Any], agent: AgentSpec) -> bool:
-    return any(spec.uses_llm for spec in _roles(cfg).values())
+def _uses_llm(draft: Draft) -> bool:
+    return any(spec.uses_llm for spec in _roles(draft).values())
 
 
 SPEC = register_game(

@@ -75,7 +75,7 @@ class SessionRunner:
             horizon=options.horizon,
             history=options.history,
             agents={r: roles[r].name for r in ROLES},
-            models={r: roles[r].model(ctx.cfg) for r in ROLES},
+            models={r: roles[r].model(ctx.model) for r in ROLES},
             states_confidence={
                 r: r in players[0][ROLES.index(r)].classifier.get("confidence_roles", ()) for r in ROLES
             }
@@ -97,8 +97,8 @@ class SessionRunner:
         player = spec.build()
         if spec.uses_llm:
             sample = self.ctx.seeds.sample("session", session, "pair", pair, role)
-            client = self.ctx.llm_for(spec.own_model)  # the role's own client, else the job's
-            player.bind(client, spec.own_model or self.ctx.model, sample)  # type: ignore[attr-defined]
+            client = self.ctx.llm_for(spec.own_config)  # the role's own client, else the job's
+            player.bind(client, spec.own_config or self.ctx.model, sample)  # type: ignore[attr-defined]
         return player
 
     def _on_exchange(self, pair: PairRecord, x: ExchangeRecord) -> None:
@@ -136,7 +136,7 @@ def run(ctx: Any) -> None:
     """Play every session and write exchanges.csv and predictions.csv."""
     options: TrustGameOptions = ctx.options
     roles = role_specs(options, ctx.agent, ctx.agent_params)
-    models = {r: roles[r].model(ctx.cfg) for r in ROLES}
+    models = {r: roles[r].model(ctx.model) for r in ROLES}
     ctx.set_cell(
         agent=ctx.agent.name,
         model="+".join(sorted({m for m in models.values() if m != "scripted"})) or "scripted",

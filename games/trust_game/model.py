@@ -138,7 +138,7 @@ class TrustGameModel(mesa.Model):
         lengths = pair_lengths(seed, horizon, len(players))
         player_seed = seed if agent_seed is None else agent_seed
         for i, (trustor, trustee) in enumerate(players):
-            agents = {
+            agents: dict[Role, RoleAgent] = {
                 "trustor": RoleAgent(self, i, "trustor", trustor),
                 "trustee": RoleAgent(self, i, "trustee", trustee),
             }

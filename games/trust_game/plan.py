@@ -4,13 +4,16 @@ directory's event unit, status's done/planned)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from trustsim.contract import GameLength, PlayUnit
 from trustsim.rundir.schema import EventUnit
 
+if TYPE_CHECKING:
+    from trustsim.config import Validated
 
-def count_decisions(valid: Any) -> tuple[str, int, bool]:
+
+def count_decisions(valid: Validated) -> tuple[str, int, bool]:
     """(units, decisions of the roles the agent under test plays, upper bound when the horizon is unknown) of
     a validated config."""
     game = valid.options
@@ -31,7 +34,7 @@ LENGTH = GameLength(
 )
 
 
-def pairs_per_session(valid: Any) -> int:
+def pairs_per_session(valid: Validated) -> int:
     """Pairs one session of a validated config plays (``game.pairs``); a session ends with one ``session_end``
     event for all."""
     return valid.options.pairs

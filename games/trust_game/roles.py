@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from games.trust_game.types import ROLES, Player, Role
 from trustsim.contract import AgentSpec, agent_spec
 from trustsim.errors import ConfigError
-from trustsim.llm.seat_model import resolve_model
+from trustsim.llm.config import ModelConfig
+from trustsim.llm.seat_model import OwnModel, resolve_model
 from trustsim.schema import check_section
+
+if TYPE_CHECKING:
+    from games.trust_game.options import TrustGameOptions
 
 GAME = "trust_game"
 
@@ -24,20 +28,25 @@ class RoleSpec:
     spec: AgentSpec
     params: dict[str, Any]
     key: str
-    own_model: dict[str, Any] | None = None  # the role's own model config (own client); None: the job's
+    own_model: OwnModel | None = None  # the role's own model config (own client); None: the job's
 
     @property
     def uses_llm(self) -> bool:
         return self.spec.uses_llm
 
-    def model(self, cfg: Mapping[str, Any]) -> str:
+    @property
+    def own_config(self) -> ModelConfig | None:
+        """The role's own model config (None: the job's)."""
+        return self.own_model.config if self.own_model is not None else None
+
+    def model(self, job_model: ModelConfig | None) -> str:
         """The model behind the role: its own model config's name, the agent's ``model`` parameter, else the
-        ``model`` group; or ``scripted``."""
+        job's ``model`` group (``job_model``); or ``scripted``."""
         if not self.uses_llm:
             return "scripted"
         if self.own_model is not None:
-            return str(self.own_model["name"])
-        return str(self.params.get("model") or (cfg.get("model") or {}).get("name") or "unknown")
+            return self.own_model.config.name
+        return str(self.params.get("model") or (job_model.name if job_model is not None else "unknown"))
 
     def build(self) -> Player:
         """A fresh player."""
@@ -76,7 +85,9 @@ def is_model_ref(value: Any) -> bool:
     return isinstance(value, Mapping) or (isinstance(value, str) and "/" not in value)
 
 
-def role_specs(options: Any, main: AgentSpec, main_params: Mapping[str, Any]) -> dict[Role, RoleSpec]:
+def role_specs(
+    options: TrustGameOptions, main: AgentSpec, main_params: Mapping[str, Any]
+) -> dict[Role, RoleSpec]:
     """Both roles' agents from the ``game`` group's ``trustor``/``trustee`` entries (or the main agent).
 
     Args:
@@ -87,20 +98,12 @@ def role_specs(options: Any, main: AgentSpec, main_params: Mapping[str, Any]) ->
     return {role: _role(getattr(options, role), role, main, main_params) for role in ROLES}
 
 
-def main_agent(cfg: Mapping[str, Any]) -> tuple[AgentSpec, dict[str, Any]]:
-    """The ``agent`` group's spec and validated parameters (for checks that run before the job context)."""
-    agent = dict(cfg.get("agent") or {})
-    name = agent.pop("name", None)
-    if not isinstance(name, str):
-        raise ConfigError("agent.name", "missing")
-    spec = agent_spec(GAME, name)
-    return spec, check_section(agent, spec.params, "agent")
-
-
-def pin_role_models(game: dict[str, Any], roles: Mapping[Role, RoleSpec]) -> None:
-    """Write each role's resolved own model config into the ``game`` group (in place), so the manifest and
+def pin_role_models(options: TrustGameOptions, roles: Mapping[Role, RoleSpec]) -> TrustGameOptions:
+    """The options with each role's resolved own model config written into its entry, so the manifest and
     the config hash record the model config the role really used, not just a preset name."""
+    pinned: dict[str, Any] = {}
     for role, spec in roles.items():
-        entry = game.get(role)
+        entry = getattr(options, role)
         if spec.own_model is not None and isinstance(entry, Mapping):
-            game[role] = {**entry, "model": spec.own_model}
+            pinned[role] = {**entry, "model": spec.own_model.values}
+    return replace(options, **pinned) if pinned else options

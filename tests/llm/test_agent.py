@@ -9,6 +9,7 @@ import pytest
 
 from agents.escape_room.base import Services
 from agents.escape_room.llm_agent import LLMAgent
+from games.escape_room.options import EscapeRoomGame
 from games.escape_room.types import Action, GameSummary, Puzzle
 from trustsim.errors import ConfigError
 from trustsim.llm import ChatRequest, ChatResponse
@@ -37,7 +38,9 @@ class ScriptedClient:
 
 def agent_with(client: ScriptedClient, memory: str = "transcript") -> LLMAgent:
     agent = LLMAgent(memory=memory)
-    agent.start_session("A", np.random.default_rng(5), Services(llm=client, model=MODEL, game={"coins": 4}))
+    agent.start_session(
+        "A", np.random.default_rng(5), Services(llm=client, model=MODEL, game=EscapeRoomGame(coins=4))
+    )
     return agent
 
 
@@ -126,7 +129,9 @@ def test_bad_settings_are_clear_errors() -> None:
 
 def reference_agent(client: ScriptedClient, memory: str = "transcript") -> LLMAgent:
     agent = LLMAgent(memory=memory, prompt="reference")
-    agent.start_session("A", np.random.default_rng(5), Services(llm=client, model=MODEL, game={"coins": 4}))
+    agent.start_session(
+        "A", np.random.default_rng(5), Services(llm=client, model=MODEL, game=EscapeRoomGame(coins=4))
+    )
     return agent
 
 
@@ -228,14 +233,16 @@ def test_reference_sub_prompts_and_purposes() -> None:
 def test_reference_prompt_refuses_ledger_memory() -> None:
     agent = LLMAgent(memory="ledger", prompt="reference")
     with pytest.raises(ConfigError, match="ledger"):
-        agent.start_session("A", np.random.default_rng(0), Services(llm=object(), model=MODEL, game={}))
+        agent.start_session(
+            "A", np.random.default_rng(0), Services(llm=object(), model=MODEL, game=EscapeRoomGame())
+        )
 
 
 def test_trustsim_announcements_list_passes_only_when_asked() -> None:
     for announce, shown in ((False, False), (True, True)):
         client = ScriptedClient('{"action": "pass"}', '{"action": "pass"}')
         agent = LLMAgent()
-        game = {"coins": 4, "announce_passes": announce}
+        game = EscapeRoomGame(coins=4, announce_passes=announce)
         agent.start_session("A", np.random.default_rng(5), Services(llm=client, model=MODEL, game=game))
         agent.start_game(obs(1))
         asyncio.run(agent.adecide(obs(1)))

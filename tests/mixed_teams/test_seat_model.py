@@ -38,12 +38,15 @@ def test_seat_clients_are_summed_and_listed_by_model() -> None:
 def test_model_forms() -> None:
     assert resolve_model(None, "k") is None
     preset = resolve_model("vllm", "k")
-    assert preset["name"] == "vllm" and "litellm_model" in preset
+    assert preset is not None and preset.values["name"] == "vllm" and "litellm_model" in preset.values
+    assert preset.config.name == "vllm"
     changed = resolve_model({"preset": "vllm", "api_base": "http://127.0.0.1:9/v1"}, "k")
-    assert changed == {**preset, "api_base": "http://127.0.0.1:9/v1"}
+    assert changed is not None and changed.values == {**preset.values, "api_base": "http://127.0.0.1:9/v1"}
+    assert changed.config.api_base == "http://127.0.0.1:9/v1"
     full = {"name": "b", "litellm_model": "openai/b", "api_base": "http://127.0.0.1:8/v1"}
-    assert resolve_model(full, "k") == full
-    assert resolve_model(resolve_model("gpt-5.1", "k"), "k") == resolve_model("gpt-5.1", "k")  # idempotent
+    assert resolve_model(full, "k").values == full
+    gpt = resolve_model("gpt-5.1", "k")
+    assert gpt is not None and resolve_model(gpt.values, "k") == gpt  # idempotent
 
 
 @pytest.mark.parametrize(

@@ -351,11 +351,11 @@ def test_expected_answer_lengths_stay_between_the_stand_in_and_the_bound() -> No
 
 
 def test_a_game_declares_its_short_answers_for_the_preview() -> None:
-    from trustsim.contract import discover
+    from games.escape_room.options import EscapeRoomGame
+    from trustsim.contract import game_spec
     from trustsim.preview.report import play_for
 
-    discover()
-    play = play_for({"game": {"type": "escape_room"}})
+    play = play_for(game_spec("escape_room"), EscapeRoomGame())
     assert play.short == {"solve", "own_answer"}  # puzzle answers are numbers; reflections are reasoned
 
 

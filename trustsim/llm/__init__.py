@@ -10,14 +10,13 @@ from __future__ import annotations
 import errno
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from trustsim.llm import local
 from trustsim.llm.budget import Budget, BudgetReached
 from trustsim.llm.client import LLMClient, check_key_env
 from trustsim.llm.config import LLMConfig, ModelConfig, parse_llm_config, parse_model_config
 from trustsim.llm.errors import DamagedStoreError, MissingKeyError, ProviderError, ReplayMissError, StoreError
-from trustsim.llm.store import RequestStore, ShardedStore, StoreDamaged
+from trustsim.llm.store import RequestStore, ShardedStore, Store, StoreDamaged
 from trustsim.llm.types import ChatRequest, ChatResponse
 from trustsim.secrets import register_secret_env
 
@@ -47,7 +46,7 @@ def build_client(
     *,
     base_dir: str | Path | None = None,
     job: str | None = None,
-    store: RequestStore | Any = None,
+    store: Store | None = None,
 ) -> LLMClient:
     """Build the job's client from the validated ``model`` and ``llm`` config groups.
 

@@ -19,7 +19,7 @@ from trustsim.llm.endpoint import Endpoint, EndpointKey, endpoint_for, estimate_
 from trustsim.llm.errors import DamagedStoreError, MissingKeyError, ProviderError, ReplayMissError, StoreError
 from trustsim.llm.keying import local_block
 from trustsim.llm.pacing import Backoff
-from trustsim.llm.store import RequestStore, StoreDamaged, StoredResponse, canonical_request, request_key
+from trustsim.llm.store import Store, StoreDamaged, StoredResponse, canonical_request, request_key
 from trustsim.llm.transport import CallResult, call_litellm, classify
 from trustsim.llm.types import ChatRequest, ChatResponse
 from trustsim.secrets import describe_env_name, redact_text, secret_values
@@ -46,7 +46,7 @@ class LLMClient:
         self,
         model: ModelConfig,
         llm: LLMConfig,
-        store: RequestStore | None,
+        store: Store | None,
         transport: Transport | None = None,
         budget: Budget | None = None,
     ) -> None:
@@ -146,9 +146,9 @@ class LLMClient:
         self._inflight[key] = future
         try:
             sent = self._send_params(model_id, api_base, req, params)
-            result = await self._send(model_id, api_base, self.messages(req), sent, req.sample)
-            if self._secrets and any(v in result.text for v in self._secrets):  # an answer echoing a key
-                result = dataclasses.replace(result, text=redact_text(result.text, self._secrets))
+            answer = await self._send(model_id, api_base, self.messages(req), sent, req.sample)
+            if self._secrets and any(v in answer.text for v in self._secrets):  # an answer echoing a key
+                answer = dataclasses.replace(answer, text=redact_text(answer.text, self._secrets))
             if self.store is not None:
                 self._put(
                     key,
@@ -158,25 +158,25 @@ class LLMClient:
                     purpose=req.purpose,
                     canonical=canonical,
                     response=StoredResponse(
-                        result.text,
-                        result.prompt_tokens,
-                        result.completion_tokens,
-                        result.cost_usd,
-                        result.latency_s,
-                        result.cached_tokens,
-                        result.cache_write_tokens,
+                        answer.text,
+                        answer.prompt_tokens,
+                        answer.completion_tokens,
+                        answer.cost_usd,
+                        answer.latency_s,
+                        answer.cached_tokens,
+                        answer.cache_write_tokens,
                     ),
                 )
             response = ChatResponse(
-                result.text,
-                result.prompt_tokens,
-                result.completion_tokens,
-                result.latency_s,
+                answer.text,
+                answer.prompt_tokens,
+                answer.completion_tokens,
+                answer.latency_s,
                 False,
-                result.cost_usd,
+                answer.cost_usd,
                 key,
-                result.cached_tokens,
-                result.cache_write_tokens,
+                answer.cached_tokens,
+                answer.cache_write_tokens,
             )
             future.set_result(response)
             return response

@@ -113,11 +113,10 @@ class Call:
 
     def failed(
         self, *, status: int | None = None, timeout: bool = False, retry_after: float | None = None
-    ) -> bool:
+    ) -> None:
         """The call failed. A 429/503/529 or a timeout halves the endpoint's window; a ``retry_after`` pauses
-        it. Returns True when the endpoint answered other requests while this one was out (it is busy, not
-        failing: a 429 then need not count against the request's retry budget)."""
-        return self.endpoint._failed(self, status=status, timeout=timeout, retry_after=retry_after)
+        it."""
+        self.endpoint._failed(self, status=status, timeout=timeout, retry_after=retry_after)
 
 
 class Endpoint:

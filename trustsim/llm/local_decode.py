@@ -408,16 +408,20 @@ def _common(a: np.ndarray, b: list[int]) -> int:
     return n if eq.all() else int(np.argmin(eq))
 
 
+def _number(params: dict[str, Any], key: str, default: float) -> float:
+    """``params[key]`` as a float; ``default`` when it is missing or null."""
+    value = params.get(key)
+    return float(value) if value is not None else default
+
+
 class Sampler:
     """temperature / top_k / top_p / min_p sampling over an allowed token set, seeded."""
 
     def __init__(self, params: dict[str, Any]) -> None:
-        self.temperature = float(
-            params.get("temperature", 0.2) if params.get("temperature") is not None else 0.2
-        )
+        self.temperature = _number(params, "temperature", 0.2)
         self.top_k = int(params.get("top_k") or TOP_K)
-        self.top_p = float(params.get("top_p") if params.get("top_p") is not None else TOP_P)
-        self.min_p = float(params.get("min_p") if params.get("min_p") is not None else MIN_P)
+        self.top_p = _number(params, "top_p", TOP_P)
+        self.min_p = _number(params, "min_p", MIN_P)
         self.rng = np.random.default_rng(int(params.get("seed") or 0))
 
     def sample(self, logits: np.ndarray, allowed: np.ndarray | None) -> int:

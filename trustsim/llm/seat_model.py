@@ -12,25 +12,33 @@ three forms:
   key such as ``params`` is replaced whole, not merged).
 
 :func:`resolve_model` turns each form into the plain model config (validated like the ``model`` group, errors
-naming the full key), so the run's manifest records what the seat really used.
+naming the full key), so the run's manifest records what the seat really used, and the typed config its
+client is built from.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-from trustsim.config import conf_dir
+from trustsim.config import conf_dir, conf_option
 from trustsim.errors import ConfigError
-from trustsim.llm.config import parse_model_config
+from trustsim.llm.config import ModelConfig, parse_model_config
 from trustsim.schema import did_you_mean
 
 
 def model_presets() -> list[str]:
     """Names of the presets in ``conf/model/``."""
     return sorted(p.stem for p in (conf_dir() / "model").glob("*.yaml"))
+
+
+@dataclass(frozen=True)
+class OwnModel:
+    """A seat's own model: the plain config the run records and the validated config its client uses."""
+
+    values: dict[str, Any]
+    config: ModelConfig
 
 
 def load_preset(name: str, key: str) -> dict[str, Any]:
@@ -42,14 +50,11 @@ def load_preset(name: str, key: str) -> dict[str, Any]:
             f"unknown model preset {name!r}{did_you_mean(name, presets)} "
             f"(presets: {', '.join(presets)}; or give a full model config as a mapping)",
         )
-    data = yaml.safe_load((conf_dir() / "model" / f"{name}.yaml").read_text(encoding="utf-8")) or {}
-    if not isinstance(data, dict):
-        raise ConfigError(key, f"conf/model/{name}.yaml is not a mapping")
-    return data
+    return conf_option("model", name)
 
 
-def resolve_model(value: Any, key: str) -> dict[str, Any] | None:
-    """The plain model config of a seat's ``model`` value (None stays None: the job's ``model`` group).
+def resolve_model(value: Any, key: str) -> OwnModel | None:
+    """A seat's ``model`` value resolved and validated (None stays None: the job's ``model`` group).
 
     Raises:
         ConfigError: an unknown preset, a bad key or value (naming ``key.<field>``), or a preset that is no
@@ -70,8 +75,7 @@ def resolve_model(value: Any, key: str) -> dict[str, Any] | None:
         raise ConfigError(key, f"expected a model preset name or a model config mapping, got {value!r}")
     if "litellm_model" not in data:
         raise ConfigError(key, f"{data.get('name', value)!r} is not a language model (no litellm_model)")
-    parse_model_config(data, key)
-    return data
+    return OwnModel(data, parse_model_config(data, key))
 
 
 def merge_stats(main: Any, seats: list[Any]) -> dict[str, Any] | None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from time import monotonic as _monotonic
 from time import sleep as _sleep
-from typing import Any
+from typing import Any, Protocol
 
 from trustsim.rundir.lock import pid_alive
 
@@ -172,6 +172,35 @@ def answer_lengths_of(conn: sqlite3.Connection, model: str, purpose: str) -> lis
     """Completion tokens of every answer stored in one store file for ``model`` and ``purpose``."""
     sql = "SELECT completion_tokens FROM responses WHERE model = ? AND purpose = ?"
     return [int(row[0]) for row in conn.execute(sql, (model, purpose))]
+
+
+class Store(Protocol):
+    """What a client reads and writes of a request store: one file (:class:`RequestStore`), a shard directory
+    (:class:`ShardedStore`) or preview's read-only view (``trustsim.preview.client.LookupStore``)."""
+
+    path: Path
+
+    def get(self, key: str, canonical: str | None = None) -> StoredResponse | None: ...
+
+    def put(
+        self,
+        key: str,
+        *,
+        model: str,
+        api_base: str | None,
+        sample: int,
+        purpose: str,
+        canonical: str,
+        response: StoredResponse,
+    ) -> None: ...
+
+    def spend(self, job: str | None = None) -> float: ...
+
+    def meta(self, name: str) -> str | None: ...
+
+    def set_meta(self, name: str, value: str) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class RequestStore:

@@ -206,7 +206,7 @@ class PreviewClient(LLMClient):
                 )
                 call = dataclasses.replace(call, central=expected)
         else:
-            hits = self.store.stored_hits if isinstance(self.store, LookupStore) else set()
+            hits: set[str] = self.store.stored_hits if isinstance(self.store, LookupStore) else set()
             source = "store" if self.key(req) in hits else "repeat"
         self.requests.append(
             Request(

@@ -19,19 +19,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from trustsim.contract import game_spec
+from trustsim.contract import GameSpec, game_spec
 from trustsim.llm.pricing import Price
 from trustsim.preview.client import Request
 from trustsim.preview.standin import Play
 
 
-def play_for(cfg: dict[str, Any]) -> Play:
-    """How the stand-in plays a job so that its figures are the upper ones (the game's
-    :attr:`~trustsim.contract.GameLength.upper_play`; default: the stand-in's own choices), answering free-text
-    requests as the game declares (:attr:`~trustsim.contract.GameSpec.standin_text`)."""
-    spec = game_spec(str((cfg.get("game") or {}).get("type")))
+def play_for(spec: GameSpec, options: Any) -> Play:
+    """How the stand-in plays a job of the game ``spec`` with the typed ``game`` group ``options`` so that its
+    figures are the upper ones (the game's :attr:`~trustsim.contract.GameLength.upper_play`; default: the
+    stand-in's own choices), answering free-text requests as the game declares
+    (:attr:`~trustsim.contract.GameSpec.standin_text`)."""
     length = spec.length
-    play = length.upper_play(cfg) if length is not None and length.upper_play is not None else Play()
+    play = length.upper_play(options) if length is not None and length.upper_play is not None else Play()
     return Play(prefer=play.prefer, text={**spec.standin_text, **play.text}, short=spec.short_answers)
 
 
@@ -126,7 +126,9 @@ class Estimate:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Estimate:
         names = {f.name for f in dataclasses.fields(cls)}
-        values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items() if k in names}
+        values: dict[str, Any] = {
+            k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items() if k in names
+        }
         return cls(**values)
 
 

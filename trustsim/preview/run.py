@@ -77,7 +77,7 @@ class PreviewContext(JobContext):
 
     def _build_llm(self, model: ModelConfig) -> PreviewClient:
         """Every client of the job (``ctx.llm``, a seat's ``ctx.llm_for(model)``) is a preview client."""
-        client = preview_client(model, self.llm_config, self.base_dir, play_for(self.cfg))
+        client = preview_client(model, self.llm_config, self.base_dir, play_for(self.game, self.options))
         self.clients.append(client)
         return client
 

@@ -30,6 +30,7 @@ import os
 import re
 import string
 import sys
+import types
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -401,7 +402,7 @@ def _scan_cached(path: Path, stamp: tuple[int, int], unit: EventUnit | None, ful
             damaged.append(
                 (lineno, f"seq {seq}, expected {expected}" + ("; events lost before it" if lost else ""))
             )
-            if lost:
+            if lost and seq is not None:
                 expected = seq + 1
             continue
         expected += 1
@@ -683,5 +684,10 @@ class print_data_warnings:
         warnings.showwarning = show
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._ctx.__exit__(*exc)
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: types.TracebackType | None,
+    ) -> None:
+        self._ctx.__exit__(kind, exc, traceback)

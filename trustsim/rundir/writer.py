@@ -256,7 +256,8 @@ class RunRecorder:
         ``name`` may be a :class:`TableSchema`, which brings its own columns.
         """
         if isinstance(name, TableSchema):
-            name, columns = name.name, name.columns
+            schema = name
+            name, columns = schema.name, schema.columns
         if name not in self._tables:
             if columns is None:
                 raise ValueError(f"table {name!r}: columns are required on first use")

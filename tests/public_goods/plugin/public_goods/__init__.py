@@ -11,7 +11,8 @@ from typing import Any
 
 from public_goods.job import PREDICTIONS, ROUNDS
 from public_goods.policy import Conditional, FreeRider, Full
-from trustsim.contract import AgentSpec, GameSpec, PlayUnit, register_agent, register_game
+from trustsim.config import Draft
+from trustsim.contract import GameSpec, PlayUnit, register_agent, register_game
 from trustsim.rundir import EventUnit, read_manifest
 from trustsim.schema import opt
 from trustsim.summary import Family, number, read_rows
@@ -36,9 +37,9 @@ def _run(ctx: Any) -> None:
     run(ctx)
 
 
-def _check(cfg: dict[str, Any], agent: AgentSpec) -> list[str]:
+def _check(draft: Draft) -> list[str]:
     """Cross-field rules: the agent's parameters build a player."""
-    agent.build({k: v for k, v in cfg["agent"].items() if k != "name"})  # a refusal names the key
+    draft.agent.build(draft.agent_params)  # a refusal names the key
     return []
 
 
