@@ -23,7 +23,7 @@ import yaml
 from trustsim.contract import AgentSpec, GameSpec, agent_spec, agents_for, game_spec, games
 from trustsim.errors import ConfigError
 from trustsim.llm.config import LLMConfig, ModelConfig, parse_llm_config
-from trustsim.schema import build, check_section, opt, unknown_key, values_of
+from trustsim.schema import build, check_section, opt, plain_mapping, unknown_key, values_of
 from trustsim.secrets import config_problem
 
 CORE_GROUPS = ("game", "agent", "model", "llm")
@@ -156,20 +156,14 @@ def to_container(cfg: Any) -> dict[str, Any]:
         raise ConfigError(key, f"{key} is required (e.g. {key}=...)") from None
     except Exception as exc:  # interpolation errors name the key in their message
         raise ConfigError(getattr(exc, "full_key", "?") or "?", str(exc).splitlines()[0]) from None
-    return _string_keys(value, "config")
+    return plain_mapping(value, "config")
 
 
 def mapping_of(node: Any, key: str) -> dict[str, Any]:
     """A config node (``DictConfig``) resolved into a plain mapping; a ConfigError at ``key`` when it holds none."""
     from omegaconf import OmegaConf
 
-    return _string_keys(OmegaConf.to_container(node, resolve=True), key)
-
-
-def _string_keys(value: Any, key: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ConfigError(key, f"expected a mapping, got {value!r}")
-    return {str(k): v for k, v in value.items()}
+    return plain_mapping(OmegaConf.to_container(node, resolve=True), key)
 
 
 def run_name(*, _root_: Any) -> str:

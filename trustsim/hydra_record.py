@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from trustsim.schema import plain_mapping
 from trustsim.secrets import redact, redact_argument, redact_assignments
 
 RECORD_DIR = ".hydra"
@@ -34,7 +35,9 @@ def write_hydra_record(
     if hydra is None:
         if not HydraConfig.initialized():
             return []
-        hydra = OmegaConf.to_container(HydraConfig.get(), resolve=False, enum_to_str=True)  # type: ignore[assignment]
+        hydra = plain_mapping(
+            OmegaConf.to_container(HydraConfig.get(), resolve=False, enum_to_str=True), "hydra"
+        )
     assert hydra is not None
     overrides = [redact_argument(str(o)) for o in hydra["overrides"]["task"]]
     hydra_node = redact_hydra_node(dict(hydra))

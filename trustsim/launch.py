@@ -245,7 +245,9 @@ async def _run_all(jobs: list[SweepJob], slots: int, setting: Any) -> list[int |
                 await asyncio.gather(*(one(i, job) for i, job in enumerate(jobs)))
             except asyncio.CancelledError:  # Ctrl-C: every running job stops and says so; no other starts
                 interrupt.set()
-                asyncio.current_task().uncancel()  # type: ignore[union-attr]
+                task = asyncio.current_task()
+                if task is not None:  # always: this coroutine runs as a task
+                    task.uncancel()
                 for i, thread in threads.items():
                     if codes[i] is None:
                         finished(i, await _code(jobs[i], thread))

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from typing import Any, NoReturn
 
 from trustsim.config import label_problem
-from trustsim.schema import closest
+from trustsim.schema import closest, plain_mapping
 from trustsim.secrets import (
     argument_problem,
     config_problem,
@@ -359,16 +359,20 @@ def _plain(cfg: Any) -> dict[str, Any]:
 
     task = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
     try:
-        return OmegaConf.to_container(task, resolve=True)  # type: ignore[return-value]
+        return plain_mapping(OmegaConf.to_container(task, resolve=True), "config")
     except Exception:  # an interpolation that needs the running job (${hydra:...}) or a missing value
-        return OmegaConf.to_container(task, resolve=False)  # type: ignore[return-value]
+        return plain_mapping(OmegaConf.to_container(task, resolve=False), "config")
 
 
 def _hydra_env(cfg: Any) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
     node = OmegaConf.select(cfg, "hydra.job.env_set")
-    return OmegaConf.to_container(node, resolve=False) if node is not None else {}  # type: ignore[return-value]
+    return (
+        plain_mapping(OmegaConf.to_container(node, resolve=False), "hydra.job.env_set")
+        if node is not None
+        else {}
+    )
 
 
 def _origin(cfg: Any, key: str) -> str:

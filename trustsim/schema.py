@@ -75,6 +75,14 @@ def unknown_key(key: str, name: str, valid: Iterable[str]) -> ConfigError:
     return ConfigError(f"{key}{name}", f"unknown key{suggestion} (valid keys: {', '.join(valid) or 'none'})")
 
 
+def plain_mapping(value: object, key: str) -> dict[str, Any]:
+    """A plain mapping (e.g. ``OmegaConf.to_container`` of a config node) with string keys; a ConfigError at
+    ``key`` when ``value`` is no mapping."""
+    if not isinstance(value, dict):
+        raise ConfigError(key or "config", f"expected a mapping, got {value!r}")
+    return {str(k): v for k, v in value.items()}
+
+
 def fields_with(schema: type, role: str) -> Iterator[str]:
     """Names of the schema's fields marked with ``role`` (``world`` or ``execution``) in :func:`opt`."""
     return (f.name for f in dataclasses.fields(schema) if f.metadata.get(role))

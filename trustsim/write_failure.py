@@ -18,6 +18,7 @@ import functools
 import logging
 import sqlite3
 import sys
+import weakref
 from pathlib import Path
 
 from trustsim.errors import TrustsimError
@@ -72,6 +73,10 @@ def advice(code: int, path: Path, key: str | None = None) -> str:
     return f"{first}, then re-run the same command: answers already in the request store are replayed, not sent again"
 
 
+_QUIETED: weakref.WeakSet[logging.Handler] = weakref.WeakSet()
+"""The file handlers :func:`quiet_log_files` has set up."""
+
+
 def quiet_log_files() -> None:
     """A job log file that can no longer be written (the disk holding the run directory is full) says so once
     on stderr and is dropped, instead of printing a traceback for every later record (logging's default).
@@ -81,8 +86,9 @@ def quiet_log_files() -> None:
     ]
     for logger in loggers:
         for handler in list(logger.handlers):
-            if isinstance(handler, logging.FileHandler) and not getattr(handler, "_trustsim_quiet", False):
-                handler._trustsim_quiet = True  # type: ignore[attr-defined]
+            if isinstance(handler, logging.FileHandler) and handler not in _QUIETED:
+                _QUIETED.add(handler)
+                # logging has no per-handler error hook but this method: replaced on this one handler
                 handler.handleError = functools.partial(_drop_log_file, logger, handler)  # type: ignore[method-assign]
 
 

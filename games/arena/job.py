@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from games.arena.model import SEATS, ArenaModel, MatchRecord, RoundRecord
 from games.arena.options import ArenaOptions, PlayerSpec, arena_options, pin_player_models
-from games.arena.policy import ArenaPlayer
+from games.arena.policy import ArenaPlayer, ModelPlayer
 from games.arena.tables import (
     MATCH_COLUMNS,
     MOVE_COLUMNS,
@@ -18,6 +18,7 @@ from games.arena.tables import (
     move_rows,
     prediction_rows,
 )
+from trustsim.errors import ConfigError
 from trustsim.job import JobContext
 from trustsim.llm.config import ModelConfig
 
@@ -85,11 +86,15 @@ class MatchRunner:
         players: list[ArenaPlayer] = [spec.build() for spec in plan.specs]
         for seat, player, spec in zip(SEATS, players, plan.specs, strict=True):
             if player.classifier.get("uses_llm"):
+                if not isinstance(player, ModelPlayer):
+                    raise ConfigError(
+                        spec.key, f"agent {spec.name!r} calls a model but has no bind(client, model, sample)"
+                    )
                 sample = ctx.seeds.sample("session", plan.session, "pairing", plan.pairing, "seat", seat)
                 if spec.model is not None:  # its own client (model, api_base, key variable)
-                    player.bind(ctx.llm_for(spec.own_config), None, sample)  # type: ignore[attr-defined]
+                    player.bind(ctx.llm_for(spec.own_config), None, sample)
                 else:
-                    player.bind(ctx.llm, _model_name(ctx.model), sample)  # type: ignore[attr-defined]
+                    player.bind(ctx.llm, _model_name(ctx.model), sample)
         self.players = (players[0], players[1])
         self.model = ArenaModel(
             seed=self.seed,

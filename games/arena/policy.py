@@ -3,7 +3,7 @@ classifier dict). Agents subclass :class:`ArenaPlayer` and register in ``agents/
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -73,3 +73,11 @@ def last_or(view: View, default: Move) -> Move:
 
 
 __all__ = ["COOPERATE", "DEFECT", "ArenaPlayer", "last_or"]
+
+
+@runtime_checkable
+class ModelPlayer(Protocol):
+    """A player that calls a model (its ``classifier["uses_llm"]``): the job binds its client, the job's
+    model name (None: the player's own client names it) and the sample index before play."""
+
+    def bind(self, client: Any, model: str | None = None, sample: int = 0) -> None: ...

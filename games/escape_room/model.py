@@ -322,7 +322,7 @@ class EscapeRoomModel(mesa.Model):
         for seat, action in self._pending.items():
             if action.kind != "verify":
                 continue
-            puzzle = state.puzzles[action.target]  # type: ignore[index]
+            puzzle = state.puzzles[action.target_puzzle]
             if self.options.verifier == "llm":
                 solution = yield ("solve", self.seats[seat], puzzle, "verify")
                 self._verify_answers[seat] = solution.answer if solution.answer is not None else -1

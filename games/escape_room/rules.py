@@ -255,7 +255,7 @@ def resolve_round(
         if action is None:
             continue
         if action.kind == "verify":
-            verifications.append(_verify(state, seat, action.target, verify_answers[seat]))  # type: ignore[arg-type]
+            verifications.append(_verify(state, seat, action.target_puzzle, verify_answers[seat]))
         elif action.kind == "volunteer":
             volunteers.append(seat)
     chosen: str | None = None
@@ -264,7 +264,7 @@ def resolve_round(
     deaths: list[tuple[str, str]] = []
     if volunteers:
         chosen = draw("volunteer", tuple(volunteers))
-        password, correct = _check_password(state, resolved[chosen].password)  # type: ignore[arg-type]
+        password, correct = _check_password(state, resolved[chosen].password_labels)
         if correct:
             state.escaped = True
             state.escape_round = state.round

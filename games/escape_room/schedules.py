@@ -45,7 +45,9 @@ def resolve_schedule(name: str, pattern: object, games: int | None) -> tuple[lis
                 "schedule.name", f"unknown schedule {name!r} without a pattern (known: {known})"
             )
         pattern = SCHEDULES[name]
-    flags = parse_pattern(pattern)  # type: ignore[arg-type]
+    if not isinstance(pattern, str | list | tuple):
+        raise ConfigError("schedule.pattern", f"expected a string or a list, got {pattern!r}")
+    flags = parse_pattern(pattern)
     n_games = len(flags) if games is None else games
     if n_games < 1:
         raise ConfigError("game.games", f"must be >= 1 (got {n_games})")

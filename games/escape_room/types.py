@@ -61,6 +61,18 @@ class Action:
     def volunteer(password: dict[int, str]) -> Action:
         return Action("volunteer", password=dict(password))
 
+    @property
+    def target_puzzle(self) -> int:
+        """A verify action's target (1-based puzzle index)."""
+        if self.target is None:
+            raise ValueError(f"a {self.kind} action has no target puzzle")
+        return self.target
+
+    @property
+    def password_labels(self) -> dict[int, str]:
+        """A volunteer action's password (puzzle index → capsule label; empty when it names none)."""
+        return self.password or {}
+
     def describe(self) -> str:
         """Reference-style text: ``Pass``, ``Verify: Q4``, ``Volunteer: Q1-A, Q2-B, ...`` (``Volunteer`` when it
         names no capsule: a malformed password that stays a volunteer under ``malformed_volunteer=die``)."""

@@ -203,7 +203,7 @@ def solve(scn: Scenario | CompiledScenario) -> Solution:
             imm = B @ np.stack([comp.stages[t][a].cost for a in names]).T  # (n, A)
             for row, n in enumerate(members):
                 n.imm = imm[row]
-                n.links = [None] * len(names)  # type: ignore[list-item]
+                n.links = []  # one per action, appended in action order below
             for ai, name in enumerate(names):
                 ca = comp.stages[t][name]
                 a = acts[name]
@@ -230,7 +230,7 @@ def solve(scn: Scenario | CompiledScenario) -> Solution:
                             nxt.append(child)
                         kids[r, o] = child.id
                 for row, n in enumerate(members):
-                    n.links[ai] = (ca.obs, probs[row], kids[row])
+                    n.links.append((ca.obs, probs[row], kids[row]))
                 layer_groups.append((members, ai, probs, kids))
         groups.append(layer_groups)
         layer = nxt

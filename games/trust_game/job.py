@@ -14,7 +14,8 @@ from games.trust_game.tables import (
     exchange_rows,
     prediction_rows,
 )
-from games.trust_game.types import ROLES, Decision, Player, Role
+from games.trust_game.types import ROLES, Decision, ModelPlayer, Player, Role
+from trustsim.errors import ConfigError
 
 
 def _decision_fields(d: Decision) -> dict[str, Any]:
@@ -97,8 +98,12 @@ class SessionRunner:
         player = spec.build()
         if spec.uses_llm:
             sample = self.ctx.seeds.sample("session", session, "pair", pair, role)
+            if not isinstance(player, ModelPlayer):
+                raise ConfigError(
+                    spec.key, f"agent {spec.name!r} calls a model but has no bind(client, model, sample)"
+                )
             client = self.ctx.llm_for(spec.own_config)  # the role's own client, else the job's
-            player.bind(client, spec.own_config or self.ctx.model, sample)  # type: ignore[attr-defined]
+            player.bind(client, spec.own_config or self.ctx.model, sample)
         return player
 
     def _on_exchange(self, pair: PairRecord, x: ExchangeRecord) -> None:

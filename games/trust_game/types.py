@@ -129,3 +129,11 @@ class Player(Protocol):
     async def asend(self, view: TrustorView) -> Decision: ...
 
     async def agive_back(self, view: TrusteeView) -> Decision: ...
+
+
+@runtime_checkable
+class ModelPlayer(Protocol):
+    """A player that calls a model (its agent is registered ``uses_llm``): the job binds its client, model
+    config and sample index (the request-store key's) before play."""
+
+    def bind(self, client: Any, model_cfg: Any, sample: int = 0) -> None: ...

@@ -230,7 +230,7 @@ def _get_custom_llm_base() -> type:
 def _provider_class() -> type:
     base = _get_custom_llm_base()
 
-    class LocalProvider(base):  # type: ignore[misc, valid-type]
+    class LocalProvider(base):  # type: ignore[misc, valid-type]  # litellm's CustomLLM, imported when first used
         """litellm custom provider backed by :func:`generate`."""
 
         def __init__(self, cfg: LocalModelConfig) -> None:

@@ -20,10 +20,9 @@ from trustsim.errors import TrustsimError
 from trustsim.rundir.foreign import check_run_dir, refuse_special
 from trustsim.rundir.schema import LOCK
 
-try:  # POSIX; elsewhere the pid check alone decides
+FLOCK = sys.platform != "win32"  # POSIX: an flock; elsewhere the pid check alone decides
+if FLOCK:
     import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
 
 BUSY_EXIT_CODE = 5
 _HANDED_OVER: dict[
@@ -112,7 +111,7 @@ class RunDirLock:
         for _ in range(20):  # retry only when the file was replaced under us by a releasing holder
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
-                if fcntl is not None:
+                if FLOCK:
                     try:
                         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     except BlockingIOError:
@@ -125,13 +124,7 @@ class RunDirLock:
                 previous = _read_holder(fd)
                 pid = previous.get("pid")
                 same_host = previous.get("host") == host
-                if (
-                    fcntl is None
-                    and isinstance(pid, int)
-                    and same_host
-                    and pid != os.getpid()
-                    and pid_alive(pid)
-                ):
+                if not FLOCK and isinstance(pid, int) and same_host and pid != os.getpid() and pid_alive(pid):
                     raise RunDirBusy(self.run_dir, previous)
                 if previous:
                     self.note = (
