@@ -25,7 +25,27 @@ from analysis.families import CardData
 from analysis.rundirs import RunDirError, describe_weak, read_table
 
 GAME = "escape_room"
-KEYS = ("delta_trust", "breakage", "recovery", "delta_target", "protective_share", "er_regret")
+KEYS = (
+    "delta_trust",
+    "breakage",
+    "recovery",
+    "delta_target",
+    "protective_share",
+    "er_regret",
+    "er_regret_self_reliant",
+    "er_regret_symmetric",
+)
+REGRET_VARIANTS = {  # figure key -> (yardstick variant, its assumption in one line)
+    "er_regret": (
+        "team",
+        "level 1: teammates follow the bayes rule (verify if (1 − p) × coins > 1, else volunteer)",
+    ),
+    "er_regret_self_reliant": ("self_reliant", "teammates pass: the seat counts on nobody"),
+    "er_regret_symmetric": (
+        "symmetric",
+        "symmetric: teammates play the seat's own best-response policy (where best responses reach a fixed point)",
+    ),
+}
 
 
 @functools.cache
@@ -55,15 +75,22 @@ def _mine(frame: pd.DataFrame, subject: Any) -> pd.DataFrame:
 def figures(data: CardData) -> Any:
     """Per subject: the escape-room figures (``not run`` without games of its own)."""
     tables, games, _ = _trust(_paths(data), data.resamples, data.seed)
-    ys_decisions = yardstick_decisions(list(_paths(data))) if _paths(data) and not games.empty else None
+    scored = _paths(data) and not games.empty
+    ys = {
+        v: yardstick_decisions(list(_paths(data)), v) if scored else None for v, _ in REGRET_VARIANTS.values()
+    }
 
     def per_subject(subject: Any) -> dict[str, Figure]:
         sub_games = _mine(games, subject)
         out = escape_room(subject, tables, sub_games, resamples=data.resamples, seed=data.seed)
         if not sub_games.empty:  # the yardstick's protective share replaces the trust analysis's
-            out.update(yardstick(subject, ys_decisions, resamples=data.resamples, seed=data.seed))
+            out.update(yardstick(subject, ys["team"], resamples=data.resamples, seed=data.seed))
+            for key in ("er_regret_self_reliant", "er_regret_symmetric"):
+                out[key] = regret_figure(subject, ys[REGRET_VARIANTS[key][0]], key, resamples=data.resamples,
+                                         seed=data.seed)  # fmt: skip
         else:
-            out["er_regret"] = not_run("er_regret", "regret under the yardstick")
+            for key in REGRET_VARIANTS:
+                out[key] = not_run(key, "regret under the yardstick")
         return out
 
     return per_subject
@@ -151,19 +178,56 @@ def _with_anchor_note(fig: Figure, row: pd.Series | None) -> Figure:
     return replace(fig, note=note)
 
 
-def yardstick_decisions(paths: list[str]) -> pd.DataFrame | None:
+@functools.cache
+def _loaded(paths: tuple[str, ...]) -> Any:
+    from analysis.yardstick.pipeline import load
+
+    return load(list(paths))
+
+
+def yardstick_decisions(paths: list[str], variant: str = "team") -> pd.DataFrame | None:
     """Every escape-room decision scored by the model-based yardstick (``analysis.yardstick``, its current
-    model; prior Beta(1, 1), team variant); None when it cannot score these paths."""
+    model; prior Beta(1, 1), the ``variant``); None when it cannot score these paths."""
     try:
-        from analysis.yardstick.pipeline import decisions_table, load
+        from analysis.yardstick.pipeline import decisions_table
     except ModuleNotFoundError:
         return None
     try:
-        loaded = load(paths)
+        loaded = _loaded(tuple(paths))
     except RunDirError:
         return pd.DataFrame()
-    decisions, _ = decisions_table(loaded.runs, prior=(1.0, 1.0), variant="team")
+    decisions, _ = decisions_table(loaded.runs, prior=(1.0, 1.0), variant=variant)
     return decisions
+
+
+def regret_figure(
+    subject: Any, decisions: pd.DataFrame | None, key: str, *, resamples: int, seed: int
+) -> Figure:
+    """Mean regret per decision under one of the yardstick's variants (its assumption in the label); the
+    symmetric benchmark's decisions without a fixed point are left out and counted in the note."""
+    from analysis.stats import cluster_bootstrap_mean
+
+    variant, assumption = REGRET_VARIANTS[key]
+    label = f"regret, {assumption} (expected coins)"
+    if decisions is None:
+        return unavailable(key, label, "analysis.yardstick is not installed")
+    sub = decisions[[subject.matches(m, a) for m, a in zip(decisions["model"], decisions["agent"], strict=True)]] if len(
+        decisions) else decisions  # fmt: skip
+    if sub.empty:
+        return not_run(key, label)
+    clusters = (sub["run_id"].astype(str) + "/" + sub["cluster"].astype(str)).to_numpy()
+    regret = sub["regret"].astype(float)
+    ok = regret.notna().to_numpy()
+    n, left = int(ok.sum()), int((~ok).sum())
+    note = f"{n} decisions" + (
+        f" ({left} without a value left out: no fixed point, or too large)" if left else ""
+    )
+    if not n:
+        return unavailable(key, label, note)
+    iv = cluster_bootstrap_mean(regret.to_numpy()[ok], clusters[ok], n_resamples=resamples, seed=seed)
+    note += f", {iv.n_clusters} clusters; {variant} variant" + (f"; {iv.note}" if iv.note else "")
+    return from_values(key, label, iv.estimate, iv.low, iv.high, n=n, note=note,
+                       underpowered=iv.n_clusters < 10 or None, digits=3)  # fmt: skip
 
 
 def yardstick(
@@ -177,7 +241,7 @@ def yardstick(
     except ModuleNotFoundError:  # the decisions are None then
         version = "(not installed)"
     rk = "er_regret"
-    rl = f"regret under the yardstick {version} (expected coins; model-based, not the exact optimum)"
+    rl = f"regret under the yardstick {version}, {REGRET_VARIANTS[rk][1]} (expected coins; model-based, not the exact optimum)"
     pk, pl = "protective_share", f"protective share of verifications (yardstick {version}: EV-positive)"
     if decisions is None:
         return {rk: unavailable(rk, rl, "analysis.yardstick is not installed")}

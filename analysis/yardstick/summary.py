@@ -59,9 +59,7 @@ def summarise(
     rows = []
     for key, df in decisions.groupby(CELL, sort=True, dropna=False):
         clusters = df["cluster"].astype(str).to_numpy()
-        valued = (
-            df["regret"].notna().to_numpy()
-        )  # the symmetric benchmark leaves decisions without a fixed point
+        valued = df["regret"].notna().to_numpy()  # the symmetric benchmark values only its fixed points
         regret = cluster_bootstrap_mean(
             df["regret"].astype(float).to_numpy()[valued],
             clusters[valued],
@@ -76,7 +74,9 @@ def summarise(
         num = np.bincount(inverse, weights=protective.astype(float), minlength=k)
         den = np.bincount(inverse, weights=verify.astype(float), minlength=k)
         share = cluster_bootstrap_ratio(num, den, n_resamples=n_resamples, seed=seed, level=level)
-        unvalued = f"{int((~valued).sum())} decisions without a fixed point" if not valued.all() else ""
+        unvalued = (
+            f"{int((~valued).sum())} decisions without a value (see best_action)" if not valued.all() else ""
+        )
         notes = [
             n for n in (regret.note, f"protective share: {share.note}" if share.note else "", unvalued) if n
         ]

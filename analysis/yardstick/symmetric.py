@@ -21,6 +21,9 @@ from analysis.yardstick.beliefs import View
 from analysis.yardstick.model import GameTable, Move, RoundState, SeatModel
 
 MAX_LEVELS = 30
+MAX_ROUNDS_LEFT = 3
+"""The largest game the benchmark is computed for, in rounds left at the decision: with 4 rounds left one
+state costs about a second of CPU and none of 192 offline decisions reached a fixed point (docs/yardstick.md)."""
 
 
 class LevelTable(GameTable):
@@ -123,13 +126,22 @@ class SymmetricGame:
     """One game's symmetric benchmark, state by state: the fixed point reached from a round's state (every
     live seat under test deciding there), the seats' models in it, or why there is none."""
 
-    def __init__(self, owners: dict[int, str], views: dict[str, View], max_levels: int = MAX_LEVELS) -> None:
+    def __init__(
+        self,
+        owners: dict[int, str],
+        views: dict[str, View],
+        max_levels: int = MAX_LEVELS,
+        max_rounds_left: int = MAX_ROUNDS_LEFT,
+    ) -> None:
         self.owners = dict(owners)
         self.views = dict(views)
         self.max_levels = max_levels
+        self.max_rounds_left = max_rounds_left
         self.outcomes: dict[RoundState, FixedPoint] = {}
 
     def seat_for(self, seat: str, state: RoundState) -> SeatModel | str:
+        if state.rounds_left > self.max_rounds_left:
+            return f"not computed (more than {self.max_rounds_left} rounds left)"
         out = self.outcomes.get(state)
         if out is None:
             deciding = [(s, state) for s in sorted(self.views) if s in state.alive]

@@ -21,7 +21,8 @@ REFERENCE_MODELS = {
     "claude-opus-4-6", "claude-sonnet-4-6", "gemini-2.5-flash", "gemini-3.1-pro-preview", "gpt-5.1",
     "gpt-5.4-mini-2026-03-17",
 }  # fmt: skip
-ESCAPE_ROOM = ("delta_trust", "delta_target", "protective_share", "er_regret")
+ESCAPE_ROOM = ("delta_trust", "delta_target", "protective_share", "er_regret", "er_regret_self_reliant",
+               "er_regret_symmetric")  # fmt: skip
 OTHER_FAMILIES = [k for k in figure_keys() if k.startswith(("rel_", "arena_", "tg_", "cal_"))]
 
 
@@ -53,6 +54,8 @@ def test_offline_card_fills_every_family(offline_card: Path) -> None:
                 "tg_return_ratio", "cal_brier", "cal_ece"):  # fmt: skip
         assert row[f"{key}_status"] in ("ok", "underpowered"), key
     assert row["er_regret"] >= 0 and row["er_regret_n"] > 0  # smoke games have 1 round: bayes is not optimal
+    for key in ESCAPE_ROOM[-2:]:  # one round: every decision has a fixed point
+        assert row[key] >= 0 and row[f"{key}_n"] == row["er_regret_n"], key
     assert row["tg_sent_fraction"] == pytest.approx(0.5)  # tg_reciprocal opens with half its endowment
     assert row["battery_size"] == "smoke, 11 parts" and row["runs"] == 11 and row["kind"] == "battery"
     html = (offline_card / "card_offline.html").read_text(encoding="utf-8")

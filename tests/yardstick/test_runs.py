@@ -178,18 +178,22 @@ def test_cli_writes_labelled_deterministic_outputs(runs: dict[str, Path], tmp_pa
 
 
 def test_symmetric_variant_values_decisions_only_at_a_fixed_point(runs: dict[str, Path]) -> None:
-    """Late decisions reach a fixed point and are valued (the same columns as the other variants); the first
-    round of a memoryless game cycles and is left without a value, with the reason, and counted in the
-    summary's note."""
+    """Late decisions reach a fixed point and are valued (the same columns as the other variants); others
+    are left without a value, with the reason (a cycle; more than 3 rounds left: not computed), and counted
+    in the summary's note."""
     tables = _score([runs["anchor"]], variant="symmetric")
     d, summary = tables["decisions"], tables["summary"]
     valued = d["regret"].notna()
     assert valued.any() and not valued.all() and (d["variant"] == "symmetric").all()
     assert (d.loc[d["rounds_left"] <= 2, "regret"].notna()).all()
-    assert d.loc[~valued, "best_action"].str.startswith("no fixed point (cycle of period").all()
+    reasons = d.loc[~valued, "best_action"]
+    assert reasons.str.match(
+        r"no fixed point \(cycle of period \d+\)|not computed \(more than 3 rounds left\)"
+    ).all()
+    assert (reasons.str.startswith("not computed") == (d.loc[~valued, "rounds_left"] > 3)).all()
     assert d.loc[~valued, ["ev_pass", "ev_volunteer", "p_teammate_volunteers"]].isna().all().all()
     assert (d.loc[valued, "regret"] >= 0).all() and d.loc[valued, "ev_pass"].notna().all()
-    assert f"{int((~valued).sum())} decisions without a fixed point" in summary["note"].iloc[0]
+    assert f"{int((~valued).sum())} decisions without a value" in summary["note"].iloc[0]
     assert summary["n_decisions"].iloc[0] == len(d)
 
 
