@@ -7,6 +7,7 @@ sets ``func`` (called with the parsed namespace, returning an exit code) via ``s
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import sys
@@ -14,6 +15,9 @@ from collections.abc import Sequence
 
 from analysis.outdir import OutDirError, owned_output
 from analysis.rundirs import RunDirError, print_data_warnings
+
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
+"""A failed write of an output file: one line naming it, exit 3 (not an internal error)."""
 
 SUBCOMMAND_MODULES = (
     "analysis.trust.cli",
@@ -67,7 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     a :class:`RunDirError` (nothing usable left) or an unusable ``--out`` folder is one ``error:`` line and
     exit 2; ``--out`` is prepared by :func:`analysis.outdir.owned_output` (files the subcommand wrote there
     before are removed; foreign files need ``--force``). An unexpected exception is one line and exit 1
-    (``-v`` shows the traceback).
+    (``-v`` shows the traceback). A write that fails (a full disk, a read-only folder) is one line naming
+    the file, exit 3.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -96,6 +101,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name}: error: {exc}", file=sys.stderr)
             return 2
         except Exception as exc:
+            if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS and not args.verbose:
+                # shutil names the source first and the destination second
+                where = exc.filename2 or exc.filename or getattr(args, "out", None) or "an output file"
+                print(
+                    f"{name}: error: cannot write {where}: {exc.strerror or exc}; free space on that disk or "
+                    "make it writable (or choose another --out), then re-run the same command",
+                    file=sys.stderr,
+                )
+                return 3
             if args.verbose:
                 raise
             reason = " ".join(str(exc).split())[:500]

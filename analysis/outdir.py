@@ -81,10 +81,12 @@ def owned_output(out: str | os.PathLike[str], command: str, *, force: bool = Fal
     Yields the list of files removed from a previous run of ``command`` (empty when none).
 
     Raises:
-        OutDirError: ``out`` is a file, or holds files no analysis wrote or another subcommand's report, and
-            ``force`` is false.
+        OutDirError: ``out`` is the filesystem root or a file, or holds files no analysis wrote or another
+            subcommand's report, and ``force`` is false.
     """
     out = Path(out)
+    if out.resolve() == Path(out.resolve().anchor):
+        raise OutDirError(f"--out {out}: the filesystem root; choose a folder of its own, e.g. --out report/")
     removed: list[str] = []
     record = _read_record(out) if out.is_dir() else {}
     if out.exists():

@@ -36,13 +36,17 @@ DEFAULT_NAME = "default"
 """The name of a job whose config sets none and whose game names it no other way (``GameSpec.run_name``)."""
 
 
+MAX_RUNS = 1_000_000
+"""The most ``runs`` a job may have (a typo such as ``runs=1000000000000`` would run until killed)."""
+
+
 @dataclass(frozen=True)
 class RootOptions:
     """Top-level keys of ``conf/config.yaml`` (the groups are validated separately)."""
 
     name: str = DEFAULT_NAME
     seed: int = opt(0, min=0, world=True)  # the root seed: with the game's world keys it fixes every draw
-    runs: int = opt(1, min=1)
+    runs: int = opt(1, min=1, max=MAX_RUNS)
     progress: Literal["auto", True, False] = opt("auto", execution=True)
     # play with a stand-in model, send nothing, print requests/tokens/cost (trustsim.preview)
     preview: bool = opt(False, execution=True)

@@ -23,7 +23,7 @@ from typing import Any
 
 from trustsim.contract import games
 from trustsim.interpreter import analysis_command
-from trustsim.rundir.reader import find_run_dirs
+from trustsim.rundir.reader import RunDirError, find_run_dirs, read_manifest
 from trustsim.rundir.weak import weak_reason
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -191,7 +191,7 @@ def _table(fam: Family) -> list[str]:
 def summarize(run_dir: str | Path) -> str:
     """The one-screen summary of a finished run directory."""
     run_dir = Path(run_dir)
-    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    manifest = read_manifest(run_dir)
     fam = _family(run_dir, manifest)
     glyphs = _glyphs()
     wall = (manifest.get("timings") or {}).get("wall_s")
@@ -248,7 +248,7 @@ def sweep_next_lines(
 def summary_line(run_dir: str | Path) -> str:
     """One line for a job of a multirun: outcomes, the sparkline, a weak label, the directory."""
     run_dir = Path(run_dir)
-    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    manifest = read_manifest(run_dir)
     fam = _family(run_dir, manifest)
     weak = weak_reason(manifest, fam.answers, fam.invalid)
     spark = f" {sparkline(fam.series, glyphs=_glyphs())}" if fam.series else ""
@@ -286,7 +286,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    print(summary_line(args.run_dir) if args.line else summarize(args.run_dir))
+    try:
+        print(summary_line(args.run_dir) if args.line else summarize(args.run_dir))
+    except RunDirError as exc:
+        print(f"trustsim.summary: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

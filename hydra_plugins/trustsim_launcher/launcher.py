@@ -24,8 +24,10 @@ import contextvars
 import logging
 import multiprocessing
 import os
+import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,8 @@ log = logging.getLogger(__name__)
 
 PARALLEL_FROM = 16
 """Sweeps of at least this many jobs are composed in worker processes (where ``fork`` exists)."""
+SHOW_FROM, SHOW_EVERY_S = 1000, 5.0
+"""Sweeps of at least this many jobs say how far composing got, this often (stderr)."""
 _JOB_LOG: contextvars.ContextVar[str | None] = contextvars.ContextVar("trustsim_job_log", default=None)
 _FORKED: tuple[Any, DictConfig] | None = (
     None  # (config loader, sweep config) that forked workers compose with
@@ -130,7 +134,7 @@ class TrustsimLauncher(Launcher):
             try:
                 context = multiprocessing.get_context("fork")
                 with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-                    done = list(pool.map(_compose_forked, numbered, chunksize=4))
+                    done = _shown(pool.map(_compose_forked, numbered, chunksize=4), len(numbered))
             finally:
                 _FORKED = None
             for item in done:
@@ -138,8 +142,9 @@ class TrustsimLauncher(Launcher):
                     raise item
             return done  # type: ignore[return-value]
         saved = HydraConfig.instance().cfg
+        loader = self.hydra_context.config_loader
         try:
-            return [compose(self.hydra_context.config_loader, self.config, n, o) for n, o in numbered]
+            return _shown((compose(loader, self.config, n, o) for n, o in numbered), len(numbered))
         finally:
             HydraConfig.instance().cfg = saved
 
@@ -148,6 +153,22 @@ class TrustsimLauncher(Launcher):
         assert self.hydra_context is not None
         with self._callbacks_lock:
             getattr(self.hydra_context.callbacks, event)(**kwargs)
+
+
+def _shown(items: Iterator[Any], total: int) -> list[Any]:
+    """``items`` as a list; a sweep of :data:`SHOW_FROM` jobs or more says on stderr how far composing got,
+    every :data:`SHOW_EVERY_S` seconds (a large sweep is otherwise silent while its jobs are composed)."""
+    if total < SHOW_FROM:
+        return list(items)
+    out: list[Any] = []
+    last = time.monotonic()
+    print(f"trustsim: composing the configs of {total:,} jobs", file=sys.stderr, flush=True)
+    for item in items:
+        out.append(item)
+        if time.monotonic() - last >= SHOW_EVERY_S:
+            last = time.monotonic()
+            print(f"trustsim: composed {len(out):,} of {total:,} jobs", file=sys.stderr, flush=True)
+    return out
 
 
 def compose(loader: Any, master: DictConfig, number: int, overrides: list[str]) -> Composed:

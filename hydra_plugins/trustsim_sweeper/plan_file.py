@@ -12,6 +12,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from trustsim.config import MAX_RUNS
+
 REQUIRED = ("overrides", "runs")
 
 
@@ -53,6 +55,8 @@ def read_plan(path: str | Path) -> PlanJobs:
         raise PlanFileError(f"+plan={path}: cannot read the plan file ({exc.strerror or exc})") from exc
     except csv.Error as exc:
         raise PlanFileError(f"+plan={path}: not a CSV file ({exc})") from exc
+    except UnicodeDecodeError:
+        raise PlanFileError(f"+plan={path}: not a CSV file (not UTF-8 text)") from None
     if not rows:
         raise PlanFileError(f"+plan={path}: the plan file has no rows")
     missing = [c for c in REQUIRED if c not in columns]
@@ -92,4 +96,9 @@ def _positive_int(text: str, path: Path, line: int) -> int:
         value = float("nan")
     if not value.is_integer() or value < 1:
         raise PlanFileError(f"+plan={path}: line {line}, column runs: {text!r} is not a positive integer")
+    if value > MAX_RUNS:
+        raise PlanFileError(
+            f"+plan={path}: line {line}, column runs: {text} is more than {MAX_RUNS:,} (the most runs a job "
+            "may have); split the cell into several jobs"
+        )
     return int(value)

@@ -48,10 +48,18 @@ class TrustsimSweeper(BasicSweeper):
     def split_arguments(  # type: ignore[override]
         self, overrides: list[Override], max_batch_size: int | None
     ) -> list[list[list[str]]]:
-        """The jobs in batches: the basic sweeper's, or the plan's crossed with the other overrides."""
+        """The jobs in batches: the basic sweeper's, or the plan's crossed with the other overrides. A sweep
+        without a job (a value such as ``range(-3)`` that expands to nothing) is an error."""
         plans = [o for o in overrides if o.key_or_group == PLAN_KEY and o.package is None]
         if not plans:
-            return BasicSweeper.split_arguments(overrides, max_batch_size)
+            batches = BasicSweeper.split_arguments(overrides, max_batch_size)
+            if not any(batches):
+                empty = [o.input_line or o.key_or_group for o in overrides if o.is_sweep_override()]
+                raise HydraException(
+                    f"the sweep has no jobs: {', '.join(str(e) for e in empty) or 'its values'} expands to no "
+                    "value; nothing was run (give each swept key at least one value)"
+                )
+            return batches
         if len(plans) > 1 or plans[0].is_sweep_override():
             raise HydraException("+plan: give one plan file (+plan=PLAN.csv)")
         path = str(plans[0].value())
@@ -77,9 +85,9 @@ def plan_jobs(plan: PlanJobs, combos: Sequence[Sequence[str]], path: str) -> lis
         keys = {_key(o) for o in own}
         for combo in combos:
             clash = sorted(keys & {_key(o) for o in combo})
-            if clash:
+            if clash:  # named by its label, never by its values (a row may carry a secret)
                 raise HydraException(
-                    f"+plan={path}: {', '.join(clash)} is set by the plan (job {' '.join(own)}) and by the "
+                    f"+plan={path}: {', '.join(clash)} is set by the plan (its row {job.labels[0]}) and by the "
                     "command line; remove it from the command line or make a new plan"
                 )
             out.append([*own, *combo])

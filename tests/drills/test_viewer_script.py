@@ -48,7 +48,9 @@ def test_payloads_render_as_text_and_attributes_are_escaped() -> None:
             f"| model |\n|---|\n| llm({payload}) |\n\n# {payload}\n- {payload}\n\n{payload}"
         )
         assert "<script" not in out and "onerror=" not in out.replace("&quot;onerror=&quot;", ""), name
-        assert 'href="javascript:' not in out.lower() and 'src="data' not in out and 'src="vbscript' not in out
+        assert (
+            'href="javascript:' not in out.lower() and 'src="data' not in out and 'src="vbscript' not in out
+        )
         assert "<a " not in out or name == "entity", name
     entity = markdown_to_html(PAYLOADS["entity"])  # no colon: a relative URL, its "&" escaped (no entity)
     assert entity == '<p><a href="javascript&amp;#58;window.__xss=4">e</a></p>'

@@ -119,9 +119,11 @@ class ModelConfig:
         if self.api_base is not None and self.provider == "litellm":
             _check_api_base(self.api_base, f"{key}.api_base")
         _check_params(self.params, f"{key}.params")
+        check_generation_types(self.params, f"{key}.params")
         for purpose, group in self.purpose_params.items():
             if group is not None:
                 _check_params(group, f"{key}.purpose_params.{purpose}")
+                check_generation_types(group, f"{key}.purpose_params.{purpose}")
         if self.prompt_cache and not marks_prompt_cache(self.litellm_model):
             raise ConfigError(
                 f"{key}.prompt_cache",
@@ -175,6 +177,44 @@ class LLMConfig:
                 f"{key}.backoff_max_s",
                 f"must be >= llm.backoff_base_s ({self.backoff_base_s}), got {self.backoff_max_s}",
             )
+
+
+_NUMBER_PARAMS = {"temperature": (0.0, None), "top_p": (0.0, 1.0), "presence_penalty": (None, None),
+                  "frequency_penalty": (None, None), "repetition_penalty": (0.0, None), "min_p": (0.0, 1.0)}  # fmt: skip
+_INT_PARAMS = {
+    "max_tokens": 1,
+    "max_completion_tokens": 1,
+    "max_output_tokens": 1,
+    "n": 1,
+    "top_k": 0,
+    "seed": None,
+}
+
+
+def check_generation_types(params: dict[str, Any], key: str) -> None:
+    """Refuse a known generation setting of the wrong type or range at start (``temperature=hot`` would
+    otherwise fail at the first call, after every retry). Settings not listed pass as they are."""
+    for name, value in params.items():
+        if value is None:
+            continue
+        sub = f"{key}.{name}"
+        if name in _NUMBER_PARAMS:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(sub, f"must be a number, got {type(value).__name__} {str(value)[:40]!r}")
+            low, high = _NUMBER_PARAMS[name]
+            if (low is not None and value < low) or (high is not None and value > high):
+                bounds = f">= {low}" if high is None else f"in [{low}, {high}]"
+                raise ConfigError(sub, f"must be {bounds}, got {value}")
+        elif name in _INT_PARAMS:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(sub, f"must be an integer, got {type(value).__name__} {str(value)[:40]!r}")
+            least = _INT_PARAMS[name]
+            if least is not None and value < least:
+                raise ConfigError(sub, f"must be >= {least}, got {value}")
+        elif name == "stop" and not (
+            isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+        ):
+            raise ConfigError(sub, "must be a string or a list of strings")
 
 
 def _check_params(params: dict[str, Any], key: str, *, nested: bool = False) -> None:

@@ -137,9 +137,14 @@ class RunDirLock:
                     "started": datetime.now(UTC).isoformat(timespec="seconds"),
                     "command": self.command,
                 }
-                os.ftruncate(fd, 0)
-                os.lseek(fd, 0, os.SEEK_SET)
-                os.write(fd, (json.dumps(info) + "\n").encode("utf-8"))
+                try:
+                    os.ftruncate(fd, 0)
+                    os.lseek(fd, 0, os.SEEK_SET)
+                    os.write(fd, (json.dumps(info) + "\n").encode("utf-8"))
+                except OSError as exc:  # a full disk: no lock file is left behind, the error names the folder
+                    self.path.unlink(missing_ok=True)
+                    exc.filename = exc.filename or str(self.run_dir)
+                    raise
                 self._fd, fd = fd, -1
                 return self
             finally:

@@ -198,7 +198,8 @@ def read_manifest(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """Parse a run directory's ``manifest.json``.
 
     Raises:
-        RunDirError: When the manifest is missing, unreadable, not JSON or not a JSON object.
+        RunDirError: When the manifest is missing, unreadable, not JSON or not a JSON object, or one of its
+            object fields (``config``, ``counts``, ``tables``, ``timings``, ``llm``, ``unit``) is not one.
     """
     path = Path(run_dir) / MANIFEST
     try:
@@ -213,7 +214,13 @@ def read_manifest(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         raise RunDirError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
     if not isinstance(data, dict):
         raise RunDirError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    for name in _OBJECT_FIELDS:
+        if data.get(name) is not None and not isinstance(data[name], dict):
+            raise RunDirError(f"{path}: '{name}' must be a JSON object, got {type(data[name]).__name__}")
     return data
+
+
+_OBJECT_FIELDS = ("config", "counts", "tables", "timings", "llm", "unit")
 
 
 def discover_runs(
