@@ -1,11 +1,12 @@
 """One Python shape for every analysis: ``analyse(paths, **options)`` → :class:`AnalysisResult`.
 
 Each subpackage (``analysis.trust``, ``analysis.reliance``, ``analysis.calibration``, ``analysis.arena``,
-``analysis.trust_game``) exposes ``analyse(paths, **options)``, a thin wrapper over its command-line code:
-the options are the subcommand's flags (``include_incomplete=True`` for ``--include-incomplete``,
-``resamples=1000`` for ``--resamples 1000``, a list for a repeatable flag). The result holds every table as
-a pandas DataFrame (``result.tables["trust_formation"]``) and writes the full report (tables, figures,
-``report.md``) with ``result.write(out_dir)``::
+``analysis.trust_game``, ``analysis.yardstick``, ``analysis.card``) exposes ``analyse(paths, **options)``: it
+calls the analysis's computation, the function the command line calls too. The options are the subcommand's
+flags (``include_incomplete=True`` for ``--include-incomplete``, ``resamples=1000`` for ``--resamples 1000``,
+a list for a repeatable flag), the fields of the analysis's options dataclass. The result holds every table as
+a pandas DataFrame (``result.tables["trust_formation"]``, the rows of ``trust_formation.csv``) and writes the
+full report (tables, figures, ``report.md``) with ``result.write(out_dir)``::
 
     from analysis import trust
     result = trust.analyse(["outputs/runs"], anchor="data")
@@ -15,14 +16,11 @@ a pandas DataFrame (``result.tables["trust_formation"]``) and writes the full re
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
-import tempfile
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -31,52 +29,13 @@ class AnalysisError(RuntimeError):
     """The analysis could not run (no usable run directory, a bad option, ...); the message says why."""
 
 
-def _flags(options: dict[str, Any]) -> list[str]:
-    argv: list[str] = []
-    for key, value in options.items():
-        flag = "--" + key.replace("_", "-")
-        if value is None or value is False:
-            continue
-        if value is True:
-            argv.append(flag)
-        elif isinstance(value, list | tuple):
-            for item in value:
-                argv += [flag, str(item)]
-        else:
-            argv += [flag, str(value)]
-    return argv
+@dataclass
+class Report:
+    """What an analysis computed: its tables (the rows of each CSV, by file name without ``.csv``), and the
+    renderer that writes them with the figures and ``report.md`` into a folder (``figures``: draw them)."""
 
-
-def _has_flag(command: str, flag: str) -> bool:
-    from analysis.__main__ import build_parser
-
-    parser = build_parser()
-    for action in parser._subparsers._group_actions:  # type: ignore[union-attr]
-        sub = action.choices.get(command) if hasattr(action, "choices") else None
-        if sub is not None:
-            return any(flag in a.option_strings for a in sub._actions)
-    raise AnalysisError(f"unknown analysis {command!r}")
-
-
-def _run(command: str, paths: list[str], out: Path, options: dict[str, Any]) -> None:
-    from analysis.__main__ import main
-
-    argv = [command, *paths, "--out", str(out), *_flags(options)]
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = main(argv)
-    if code != 0:
-        lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
-        raise AnalysisError(
-            f"analysis {command} failed (exit {code}): {lines[-1] if lines else 'no message'}"
-        )
-
-
-def _read(path: Path) -> pd.DataFrame:
-    try:
-        return pd.read_csv(path)
-    except pd.errors.EmptyDataError:  # a table with no rows and no header
-        return pd.DataFrame()
+    tables: dict[str, pd.DataFrame]
+    render: Callable[[Path, bool], object]
 
 
 @dataclass
@@ -85,28 +44,52 @@ class AnalysisResult:
 
     command: str
     paths: list[str]
-    options: dict[str, Any]
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    options: Any
+    report: Report
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table the report writes as CSV, by file name without ``.csv``."""
+        return self.report.tables
 
     def write(self, out_dir: str | os.PathLike[str], *, figures: bool = True) -> Path:
         """Write tables, figures and ``report.md`` (as the command line does); returns ``out_dir``."""
-        options = dict(self.options)
-        if not figures and _has_flag(self.command, "--no-figures"):
-            options["no_figures"] = True
-        _run(self.command, self.paths, Path(out_dir), options)
-        return Path(out_dir)
+        from analysis.outdir import OutDirError, owned_output
+
+        out = Path(out_dir)
+        try:
+            with owned_output(out, self.command, force=False):
+                self.report.render(out, figures)
+        except OutDirError as exc:
+            raise AnalysisError(f"analysis {self.command}: {exc}") from None
+        return out
 
 
-def analyse_with(command: str, paths: Iterable[str | os.PathLike[str]], **options: Any) -> AnalysisResult:
-    """Run the subcommand ``command`` on ``paths`` (run/sweep directories) and load its tables."""
+OptionsT = TypeVar("OptionsT")
+
+
+def analyse_with(
+    command: str,
+    paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str],
+    options_type: Callable[..., OptionsT],
+    compute: Callable[[list[str], OptionsT], Report],
+    **options: Any,
+) -> AnalysisResult:
+    """Run ``compute`` (the analysis ``command``'s tables and renderer) on ``paths`` (run/sweep directories)
+    with ``options`` (its flags, the fields of ``options_type``); a bad option or unusable input is an
+    :class:`AnalysisError` naming it."""
+    from analysis.reference_data import ReferenceDataError
+    from analysis.rundirs import RunDirError
+
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
     path_list = [str(p) for p in paths]
-    quick = dict(options)
-    if _has_flag(command, "--no-figures"):
-        quick["no_figures"] = True
-    with tempfile.TemporaryDirectory(prefix=f"trustsim-{command}-") as tmp:
-        out = Path(tmp) / "out"
-        _run(command, path_list, out, quick)
-        tables = {str(p.relative_to(out).with_suffix("")): _read(p) for p in sorted(out.rglob("*.csv"))}
-    return AnalysisResult(command, path_list, dict(options), tables)
+    try:
+        opts = options_type(**options)
+    except TypeError as exc:
+        raise AnalysisError(f"analysis {command}: {exc}") from None
+    try:
+        report = compute(path_list, opts)
+    except (RunDirError, ReferenceDataError, ValueError) as exc:
+        raise AnalysisError(f"analysis {command} failed: {exc}") from None
+    return AnalysisResult(command, path_list, opts, report)

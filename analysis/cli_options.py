@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TypeVar
 
 
 def positive_int(text: str) -> int:
@@ -63,3 +65,33 @@ def add_common_options(
         help="write into an --out folder that holds files no analysis wrote or another subcommand's report "
         "(files this subcommand wrote there before are always removed first)",
     )
+
+
+@dataclass(frozen=True)
+class CommonOptions:
+    """The options every analysis computes with (the flags of :func:`add_common_options` but the folders)."""
+
+    resamples: int = 2000
+    seed: int = 0
+    level: float = 0.95
+    include_incomplete: bool = False
+
+
+T = TypeVar("T")
+
+
+def options_of(options_type: type[T], args: argparse.Namespace) -> T:
+    """The options dataclass ``options_type`` filled from the parsed flags of the same names."""
+    return options_type(
+        **{f.name: getattr(args, f.name) for f in fields(options_type) if hasattr(args, f.name)}
+    )
+
+
+def with_reference(dirs: list[str], reference: bool) -> list[str]:
+    """``dirs``, and the unpacked reference logs last when ``reference`` (a ReferenceDataError if they cannot
+    be unpacked)."""
+    if not reference:
+        return list(dirs)
+    from analysis.reference_data import reference_dir
+
+    return [*dirs, str(reference_dir())]

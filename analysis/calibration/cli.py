@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from analysis.calibration.load import load_predictions
-from analysis.calibration.report import build_report
-from analysis.calibration.tables import Settings
-from analysis.cli_options import add_common_options, positive_int
+from analysis.calibration.report import CalibrationOptions, build_report, compute
+from analysis.cli_options import add_common_options, options_of, positive_int
 from analysis.rundirs import RunDirError
 
 
@@ -38,24 +36,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     """Run the calibration analysis; returns the exit code."""
-    if args.folds < 2 or args.max_groups < 1:
-        print("calibration: need --folds >= 2 and --max-groups >= 1", file=sys.stderr)
-        return 2
     try:
-        df, found = load_predictions(args.dirs, include_incomplete=args.include_incomplete)
-    except RunDirError as exc:
+        result = compute(args.dirs, options_of(CalibrationOptions, args))
+    except (RunDirError, ValueError) as exc:
         print(f"calibration: {exc}", file=sys.stderr)
         return 2
-    if args.source:
-        df = df[df["source"].isin(args.source)]
-        if df.empty:
-            print(f"calibration: no predictions with source in {args.source}", file=sys.stderr)
-            return 2
-    settings = Settings(args.bins, args.resamples, args.seed, args.level, args.folds, args.max_groups)
-    written = build_report(df, args.out, settings, found.report())
-    n_stated = int(df["p"].notna().sum())
+    written = build_report(result, args.out)
     print(
-        f"calibration: {n_stated} scored pairs ({len(df) - n_stated} missing) from {len(found.runs)} run(s)"
+        f"calibration: {result.stated} scored pairs ({result.rows - result.stated} missing) from {result.runs} run(s)"
     )
     print(f"report: {written['report']}")
     return 0

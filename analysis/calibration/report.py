@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from analysis.calibration import figures
-from analysis.calibration.load import cell_columns
+from analysis.calibration.load import cell_columns, load_predictions
 from analysis.calibration.recalibrate import fold_plan
 from analysis.calibration.tables import (
     BASE_KEYS,
@@ -18,7 +19,9 @@ from analysis.calibration.tables import (
     measure_table,
     reliability_table,
 )
+from analysis.cli_options import CommonOptions
 from analysis.outputs import write_table
+from analysis.rundirs import RunDirError
 from analysis.text import md_table, row_interval
 
 MAX_EXACT_DISTINCT = 101  # analysis.calibration.intervals.murphy_groups: exact grouping up to this many p
@@ -60,17 +63,63 @@ def in_natural_order(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return table.iloc[order].reset_index(drop=True)
 
 
-def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: str = "") -> dict[str, Path]:
-    """Write every table and figure for the prediction rows ``df`` into ``out_dir``.
+@dataclass(frozen=True)
+class CalibrationOptions(CommonOptions):
+    """The options of ``python -m analysis calibration`` (its flags) that the computation reads."""
 
-    Returns:
-        Mapping of artefact name → path.
-    """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Path] = {}
+    resamples: int = 1000
+    bins: int = 10
+    folds: int = 5
+    max_groups: int = 100
+    source: list[str] | None = None
+
+    @property
+    def settings(self) -> Settings:
+        """The settings every table is computed with."""
+        return Settings(self.bins, self.resamples, self.seed, self.level, self.folds, self.max_groups)
+
+
+@dataclass
+class Calibration:
+    """Every table of the calibration report, and what the report says about its input."""
+
+    summary: pd.DataFrame  # with ``distinct_p`` (the Murphy section's grouping; not a column of summary.csv)
+    breakdowns: dict[str, pd.DataFrame]
+    bins: pd.DataFrame
+    settings: Settings
+    skipped: list[str] = field(default_factory=list)
+    excluded: str = ""
+    rows: int = 0
+    stated: int = 0
+    runs: int = 0
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The CSV tables: ``summary``, ``by_<breakdown>``, ``reliability``."""
+        return {
+            "summary": self.summary.drop(columns=["distinct_p"], errors="ignore"),
+            **{f"by_{name}": table for name, table in self.breakdowns.items()},
+            "reliability": self.bins,
+        }
+
+
+def compute(paths: list[str], options: CalibrationOptions) -> Calibration:
+    """Load the prediction rows under ``paths`` and compute every table."""
+    if options.folds < 2 or options.max_groups < 1:
+        raise ValueError("need --folds >= 2 and --max-groups >= 1")
+    df, found = load_predictions(paths, include_incomplete=options.include_incomplete)
+    if options.source:
+        df = df[df["source"].isin(options.source)]
+        if df.empty:
+            raise RunDirError(f"no predictions with source in {options.source}")
+    result = calibrate(df, options.settings, found.report())
+    result.rows, result.stated, result.runs = len(df), int(df["p"].notna().sum()), len(found.runs)
+    return result
+
+
+def calibrate(df: pd.DataFrame, settings: Settings, excluded: str = "") -> Calibration:
+    """Every table for the prediction rows ``df``."""
     summary = measure_table(df, BASE_KEYS, settings, recalibrate=True)
-    written["summary"] = out_dir / "summary.csv"
-    write_table(out_dir, "summary", summary)
     distinct = df[df["p"].notna()].groupby(list(BASE_KEYS), sort=True, dropna=False)["p"].nunique()
     if not summary.empty:
         summary["distinct_p"] = [
@@ -93,22 +142,34 @@ def build_report(df: pd.DataFrame, out_dir: Path, settings: Settings, excluded: 
             skipped.append(f"by_{name}: {levels} levels > --max-groups {settings.max_groups} (not written)")
             continue
         sub = df.assign(**{col: vals})
-        table = in_natural_order(measure_table(sub, [*BASE_KEYS, col], settings), [*BASE_KEYS, col])
-        breakdowns[name] = table
-        written[f"by_{name}"] = out_dir / f"by_{name}.csv"
-        write_table(out_dir, f"by_{name}", table)
-    bins = reliability_table(df, settings)
-    written["reliability"] = out_dir / "reliability.csv"
-    write_table(out_dir, "reliability", bins)
-    if not bins.empty:
+        breakdowns[name] = in_natural_order(
+            measure_table(sub, [*BASE_KEYS, col], settings), [*BASE_KEYS, col]
+        )
+    return Calibration(summary, breakdowns, reliability_table(df, settings), settings, skipped, excluded)
+
+
+def build_report(result: Calibration, out_dir: Path, figures_on: bool = True) -> dict[str, Path]:
+    """Write every table and figure of ``result`` into ``out_dir``.
+
+    Returns:
+        Mapping of artefact name → path.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for name, table in result.tables.items():
+        written[name] = out_dir / f"{name}.csv"
+        write_table(out_dir, name, table)
+    if figures_on and not result.bins.empty:
         for strategy in ("width", "mass"):
-            for i, path in enumerate(figures.reliability_diagram(bins, out_dir, strategy)):
+            for i, path in enumerate(figures.reliability_diagram(result.bins, out_dir, strategy)):
                 written[f"reliability_{strategy}_{i}"] = path
-    evm = figures.expected_vs_met(summary, out_dir)
+    evm = figures.expected_vs_met(result.summary, out_dir) if figures_on else None
     if evm is not None:
         written["expected_vs_met"] = evm
     written["report"] = out_dir / "report.md"
-    text = _markdown(summary, breakdowns, settings, written, excluded, skipped)
+    text = _markdown(
+        result.summary, result.breakdowns, result.settings, written, result.excluded, result.skipped
+    )
     written["report"].write_text(text, encoding="utf-8")
     return written
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
-from analysis.cli_options import add_common_options
+from analysis.cli_options import add_common_options, options_of
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -39,41 +38,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from analysis.card.collect import collect
-    from analysis.card.render import card_filename, card_html, cards_table, compare_html
+    from analysis.card.report import CardOptions, compute, write_cards
 
-    reference = None
-    if args.reference:
-        from analysis.reference_data import reference_dir
-
-        reference = reference_dir()
-    if not args.dirs and reference is None:
+    options = options_of(CardOptions, args)
+    if not args.dirs and not options.reference:
         print("analysis card: error: give run or sweep directories (DIR...) or --reference", file=sys.stderr)
         return 2
-    subjects = collect(args.dirs, reference=reference, resamples=args.resamples, seed=args.seed)
-    for note in dict.fromkeys(n for s in subjects for n in s.notes):  # what was kept apart, once each
+    cards = compute(args.dirs, options)
+    for note in dict.fromkeys(n for s in cards.subjects for n in s.notes):  # what was kept apart, once each
         print(f"analysis card: note: {note}", file=sys.stderr)
     out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    files = []
-    for s in subjects:
-        path = out / card_filename(s)
-        path.write_text(card_html(s, generated=generated), encoding="utf-8")
-        files.append(path)
-    cards_table(subjects).to_csv(out / "cards.csv", index=False)
-    (out / "compare.html").write_text(compare_html(subjects, generated=generated), encoding="utf-8")
-    print(f"analysis card: {len(subjects)} card(s): {', '.join(s.name for s in subjects)} -> {out}")
-    if args.no_figures:
-        return 0
-    from analysis.card.browser import BrowserUnavailable, render
-
-    try:
-        pages = render(files)
-    except BrowserUnavailable as exc:
-        print(f"warning: PNG/PDF of the cards skipped: {exc}", file=sys.stderr)
-        return 0
-    over = {p.name: n for p, n in pages.items() if n != 1}
-    if over:
-        print(f"warning: card(s) not on one A4 page when printed: {over}", file=sys.stderr)
+    warnings = write_cards(cards, out, figures=not args.no_figures)
+    print(
+        f"analysis card: {len(cards.subjects)} card(s): {', '.join(s.name for s in cards.subjects)} -> {out}"
+    )
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     return 0

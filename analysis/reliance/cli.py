@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.cli_options import add_common_options
+from analysis.cli_options import add_common_options, options_of
 from analysis.rundirs import RunDirError
 from analysis.text import interval_text
 
@@ -28,15 +28,13 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute the analysis; returns the exit code."""
-    from analysis.reliance.load import load
-    from analysis.reliance.report import analyse, write_outputs
+    from analysis.reliance.report import RelianceOptions, compute, write_outputs
 
     try:
-        data = load(args.dirs, include_incomplete=args.include_incomplete)
+        rep = compute(args.dirs, options_of(RelianceOptions, args))
     except RunDirError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    rep = analyse(data, n_resamples=args.resamples, seed=args.seed, level=args.level)
     written = write_outputs(rep, Path(args.out), figures=not args.no_figures, n_resamples=args.resamples)
     print(f"wrote {len(written)} files to {args.out}")
     if not rep.main.empty:

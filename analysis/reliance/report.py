@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.cli_options import CommonOptions
 from analysis.outputs import write_table
 from analysis.reliance import metrics
 from analysis.reliance.load import RelianceData
@@ -25,6 +26,21 @@ class RelianceReport:
     pairs: pd.DataFrame
     support: pd.DataFrame
     figures: list[Path] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RelianceOptions(CommonOptions):
+    """The options of ``python -m analysis reliance`` (its flags) that the computation reads."""
+
+    resamples: int = 10_000
+
+
+def compute(paths: list[str], options: RelianceOptions) -> RelianceReport:
+    """Load the reliance runs under ``paths`` and compute every metric."""
+    from analysis.reliance.load import load
+
+    data = load(paths, include_incomplete=options.include_incomplete)
+    return analyse(data, n_resamples=options.resamples, seed=options.seed, level=options.level)
 
 
 def analyse(
@@ -50,13 +66,9 @@ def _md(df: pd.DataFrame, digits: int = 3) -> str:
     return md_table([str(c) for c in df.columns], rows) + "\n"
 
 
-def write_outputs(
-    rep: RelianceReport, out: Path, figures: bool = True, n_resamples: int = 10_000
-) -> list[Path]:
-    """Write CSVs, figures and report.md under ``out``; returns the written paths."""
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    tables = {
+def report_tables(rep: RelianceReport) -> dict[str, pd.DataFrame]:
+    """Every table of the report, by CSV file name."""
+    return {
         "main_metrics": rep.main,
         "accuracy_by_category": rep.by_category,
         "accuracy_by_process": rep.by_process,
@@ -65,7 +77,15 @@ def write_outputs(
         "pairs": rep.pairs,
         "support_comparison": rep.support,
     }
-    for name, df in tables.items():
+
+
+def write_outputs(
+    rep: RelianceReport, out: Path, figures: bool = True, n_resamples: int = 10_000
+) -> list[Path]:
+    """Write CSVs, figures and report.md under ``out``; returns the written paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, df in report_tables(rep).items():
         write_table(out, name, df)
         written += [out / f"{name}.csv", out / f"{name}.md"]
     if figures:

@@ -3,10 +3,27 @@
 Entry point: ``python -m analysis trust DIR... --out REPORT_DIR`` (see ``docs/analysis.md``).
 """
 
+from __future__ import annotations
 
-def analyse(paths: list[str] | str, **options: object) -> object:
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from analysis.api import AnalysisResult
+
+
+def analyse(paths: list[str] | str, **options: Any) -> AnalysisResult:
     """Run the ``trust`` analysis on run/sweep directories: an :class:`analysis.api.AnalysisResult` with
-    ``.tables`` (DataFrames) and ``.write(out_dir)``; options are the subcommand's flags (see analysis/api.py)."""
-    from analysis.api import analyse_with
+    ``.tables`` (DataFrames) and ``.write(out_dir)``; options are the subcommand's flags
+    (:class:`analysis.trust.pipeline.TrustOptions`)."""
+    from analysis.api import Report, analyse_with
+    from analysis.trust.pipeline import TrustOptions, compute
+    from analysis.trust.report import report_tables, write_outputs
 
-    return analyse_with("trust", paths, **options)
+    def report(dirs: list[str], opts: TrustOptions) -> Report:
+        result = compute(dirs, opts)
+        return Report(
+            {name: csv for name, (csv, _) in report_tables(result).items()},
+            lambda out, figures: write_outputs(result, out, figures_on=figures),
+        )
+
+    return analyse_with("trust", paths, TrustOptions, report, **options)

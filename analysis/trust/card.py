@@ -55,7 +55,7 @@ def _trust(paths: tuple[str, ...], resamples: int, seed: int) -> tuple[Any, pd.D
 
     if not paths:
         return None, pd.DataFrame(), pd.DataFrame()
-    tables = analysis_tables("trust", list(paths), resamples=resamples, seed=seed, quiet=True)
+    tables = analysis_tables("trust", list(paths), resamples=resamples, seed=seed)
     if tables is None:
         return None, pd.DataFrame(), pd.DataFrame()
     data = load_trust_data(list(paths))

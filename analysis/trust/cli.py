@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
-from analysis.cli_options import add_common_options
+from analysis.cli_options import add_common_options, options_of, with_reference
 from analysis.rundirs import RunDirError
 
 
@@ -45,7 +46,8 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute the trust analysis; returns the exit code."""
-    from analysis.trust.pipeline import analyse
+    from analysis.reference_data import ReferenceDataError
+    from analysis.trust.pipeline import TrustOptions, compute
     from analysis.trust.report import write_outputs
 
     def say(msg: str) -> None:
@@ -53,31 +55,20 @@ def run(args: argparse.Namespace) -> int:
             print(msg, file=sys.stderr, flush=True)
 
     t0 = time.perf_counter()
-    if args.reference:
-        from analysis.reference_data import ReferenceDataError, reference_dir
-
-        try:
-            args.dirs = [*args.dirs, reference_dir()]
-        except ReferenceDataError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        say(f"reference logs: {args.dirs[-1]}")
-    if not args.dirs:
+    options = options_of(TrustOptions, args)
+    try:
+        dirs = with_reference(args.dirs, options.reference)
+    except ReferenceDataError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if options.reference:
+        say(f"reference logs: {dirs[-1]}")
+    if not dirs:
         print("error: give run, sweep or reference-log directories (DIR...) or --reference", file=sys.stderr)
         return 2
-    say(f"loading {len(args.dirs)} path(s) ...")
+    say(f"loading {len(dirs)} path(s) ...")
     try:
-        result = analyse(
-            args.dirs,
-            anchor=args.anchor,
-            include_incomplete=args.include_incomplete,
-            check_events=args.check_events,
-            n_resamples=args.resamples,
-            seed=args.seed,
-            level=args.level,
-            progress=not args.quiet,
-            say=say,
-        )
+        result = compute(dirs, replace(options, reference=False), progress=not args.quiet, say=say)
     except RunDirError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

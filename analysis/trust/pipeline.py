@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from analysis.cli_options import CommonOptions, with_reference
 from analysis.rundirs import DataWarning, RunDirError
 from analysis.trust.loader import TrustData, load_trust_data
 from analysis.trust.measures import (
@@ -47,6 +48,40 @@ class TrustAnalysis:
     seat_results: pd.DataFrame = field(default_factory=pd.DataFrame)  # per-seat survival, score
     anchor_mode: AnchorMode = "auto"
     inputs: list[str] = field(default_factory=list)  # the paths analysed, as given
+
+
+@dataclass(frozen=True)
+class TrustOptions(CommonOptions):
+    """The options of ``python -m analysis trust`` (its flags) that the computation reads."""
+
+    resamples: int = 5000
+    anchor: AnchorMode = "auto"
+    check_events: bool = False
+    reference: bool = False
+
+
+def compute(
+    paths: Iterable[str | os.PathLike[str]],
+    options: TrustOptions,
+    *,
+    progress: bool = False,
+    say: Callable[[str], None] | None = None,
+) -> TrustAnalysis:
+    """:func:`analyse` with the subcommand's options (``reference``: the shipped logs added to ``paths``)."""
+    dirs = with_reference([str(p) for p in paths], options.reference)
+    if not dirs:
+        raise RunDirError("give run, sweep or reference-log directories (DIR...) or --reference")
+    return analyse(
+        dirs,
+        anchor=options.anchor,
+        include_incomplete=options.include_incomplete,
+        check_events=options.check_events,
+        n_resamples=options.resamples,
+        seed=options.seed,
+        level=options.level,
+        progress=progress,
+        say=say,
+    )
 
 
 def analyse(

@@ -7,6 +7,8 @@ import os
 import time
 from pathlib import Path
 
+import pandas as pd
+
 from analysis.stats import MIN_CLUSTERS
 from analysis.trust import figures, tables
 from analysis.trust.figures import FigureResult
@@ -178,30 +180,34 @@ def _pilot_dirs(paths: list[str]) -> str:
         return os.path.commonpath([os.path.abspath(p) for p in paths])
 
 
-def write_outputs(result: TrustAnalysis, out_dir: str | os.PathLike[str], *, figures_on: bool = True) -> Path:
-    """Write tables, figures and ``report.md`` under ``out_dir``; returns the report path."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    t = time.perf_counter()
-    md: dict[str, str] = {}
-    for name, (csv_df, md_df) in {
+def report_tables(result: TrustAnalysis) -> dict[str, tuple[pd.DataFrame, pd.DataFrame | None]]:
+    """Every table of the report: its CSV rows and, where the Markdown shows a formatted view, that view."""
+    return {
         "trust_formation": tables.trust_formation(result.cells, result.anchors, result.deltas),
         "culprit_targeting": tables.culprit_targeting(result.cells, result.anchors, result.deltas),
         "score_drivers": tables.score_drivers(result.cells),
         "score_matrix": tables.score_matrix(result.cells),
         "schedule_sweep": tables.schedule_sweep(result.cells, result.deltas),
-    }.items():
-        md[name] = tables.write_table(out, name, csv_df, md_df)
-    tables.write_table(out, "cells", tables.cells_long(result.cells))
-    tables.write_table(
-        out, "per_game_curves", result.curves.fillna({"volume_note": "", "partner_share_note": ""})
-    )
-    tables.write_table(out, "verification_by_round", result.by_round)
-    tables.write_table(out, "survival_km", result.km)
-    tables.write_table(out, "seat_verification", result.seats)
-    tables.write_table(out, "seat_outcomes", result.seat_results)
+        "cells": (tables.cells_long(result.cells), None),
+        "per_game_curves": (result.curves.fillna({"volume_note": "", "partner_share_note": ""}), None),
+        "verification_by_round": (result.by_round, None),
+        "survival_km": (result.km, None),
+        "seat_verification": (result.seats, None),
+        "seat_outcomes": (result.seat_results, None),
+        "runs": (result.data.runs, None),
+    }
+
+
+def write_outputs(result: TrustAnalysis, out_dir: str | os.PathLike[str], *, figures_on: bool = True) -> Path:
+    """Write tables, figures and ``report.md`` under ``out_dir``; returns the report path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    t = time.perf_counter()
+    md = {
+        name: tables.write_table(out, name, csv_df, md_df)
+        for name, (csv_df, md_df) in report_tables(result).items()
+    }
     md["seat_verification"] = seat_matrix_md(result.seats)  # the report's verifier x target matrices
-    tables.write_table(out, "runs", result.data.runs)
     result.timings["tables"] = time.perf_counter() - t
     t = time.perf_counter()
     figs = (

@@ -20,17 +20,28 @@ Python::
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from analysis.yardstick.score import LABEL
+
+if TYPE_CHECKING:
+    from analysis.api import AnalysisResult
 
 __all__ = ["LABEL", "analyse"]
 
 
-def analyse(paths: list[str] | str = (), **options: Any) -> Any:  # type: ignore[assignment]
+def analyse(paths: Iterable[str] | str = (), **options: Any) -> AnalysisResult:
     """Run the yardstick on run/sweep/reference-log directories: an :class:`analysis.api.AnalysisResult` with
     ``.tables`` (``decisions``, ``summary``, ``validation``) and ``.write(out_dir)``; options are the
-    subcommand's flags (``reference=True``, ``variant="self_reliant"``, ``resamples=1000``, ...)."""
-    from analysis.api import analyse_with
+    subcommand's flags (``reference=True``, ``variant="self_reliant"``, ``resamples=1000``, ...; the fields of
+    :class:`analysis.yardstick.pipeline.YardstickOptions`)."""
+    from analysis.api import Report, analyse_with
+    from analysis.yardstick.pipeline import YardstickOptions, compute
+    from analysis.yardstick.report import write_report
 
-    return analyse_with("yardstick", list([paths] if isinstance(paths, str) else paths), **options)
+    def report(dirs: list[str], opts: YardstickOptions) -> Report:
+        tables = compute(dirs, opts).tables
+        return Report(tables, lambda out, _: write_report(tables, out, opts.variant, opts.prior, opts.level))
+
+    return analyse_with("yardstick", paths, YardstickOptions, report, **options)

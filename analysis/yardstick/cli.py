@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from analysis.cli_options import add_common_options, non_negative_int, positive_float
-from analysis.text import interval_text, md_table
+from analysis.cli_options import (
+    add_common_options,
+    non_negative_int,
+    options_of,
+    positive_float,
+    with_reference,
+)
 from analysis.yardstick.model import MODEL_VERSION, VARIANTS
 from analysis.yardstick.score import LABEL, SYMMETRIC
 
@@ -64,117 +68,34 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-MODEL_TEXT = (
-    "each partner's reliability from the exact posterior of the session's public evidence (Beta({a:g}, {b:g}) "
-    "prior), verifiers taken as exact, {teammates}, the partner passes, every action facing the game's "
-    "elimination rule (if nobody volunteers, one live seat dies), a verification costing one coin, the seat "
-    "then playing its best response"
-)
-TEAMMATES = {
-    "team": "teammates playing the reference (bayes) rule on their exact beliefs",
-    "self_reliant": "teammates passing",
-    SYMMETRIC: "teammates playing the symmetric benchmark, the policy that is a best response when every seat "
-    "plays it (iterated best responses from the reference rule; a decision whose iteration cycles has no value)",
-}
-
-
-def model_text(variant: str, prior: tuple[float, float]) -> str:
-    """The model in one clause (``report.md``)."""
-    return MODEL_TEXT.format(a=prior[0], b=prior[1], teammates=TEAMMATES[variant])
-
-
-def report_text(
-    tables: dict[str, pd.DataFrame],
-    variant: str,
-    prior: tuple[float, float],
-    level: float,
-) -> str:
-    """``report.md``: what the yardstick is, the summary table and the Monte Carlo check."""
-    summary, validation = tables["summary"], tables["validation"]
-    lines = [
-        f"# Escape-room yardstick (model {MODEL_VERSION})",
-        "",
-        f"**A {LABEL}.** Reference model `{MODEL_VERSION}`, variant `{variant}`: {model_text(variant, prior)}. "
-        "Unit: expected score in coins (coins kept if the team escapes with the seat alive, else 0). Regret = "
-        "best minus chosen expected score; a verification is *protective* when its expected value exceeds that "
-        "of the best action without a verification, else *ritual*. See docs/yardstick.md.",
-        "",
-        f"Intervals: {level:.0%} cluster bootstrap (cluster: the game for memoryless runs, the session otherwise).",
-        "",
-    ]
-    rows = [
-        [
-            str(r["source"]),
-            str(r["model"]),
-            f"{r['agent']}{f' (team {r.team})' if r['team'] else ''}",
-            str(r["schedule"]),
-            str(r["memory"]),
-            str(r["n_decisions"]),
-            interval_text(r["regret_mean"], r["regret_low"], r["regret_high"], alone=" (no interval)"),
-            f"{r['best_share']:.2f}",
-            str(r["n_verifications"]),
-            interval_text(
-                r["protective_share"], r["protective_low"], r["protective_high"], alone=" (no interval)"
-            ),
-        ]
-        for _, r in summary.iterrows()
-    ]
-    header = ["source", "model", "agent", "schedule", "memory", "decisions", "mean regret", "best share"]
-    lines += [md_table([*header, "verifications", "protective share"], rows), ""]
-    if validation.empty:
-        lines.append("Monte Carlo check: not run (--mc-decisions 0).")
-    else:
-        z = validation["z"].abs()
-        lines.append(
-            f"Monte Carlo check: {len(validation)} expected values of {validation[['run_id', 'session', 'game', 'round', 'seat']].drop_duplicates().shape[0]} "
-            f"decisions re-estimated from {int(validation['n_sims'].iloc[0])} simulated games each; "
-            f"max |z| = {z.max():.2f}, share with |z| > 3: {(z > 3).mean():.3f} (validation.csv)."
-        )
-    return "\n".join(lines) + "\n"
-
-
 def run(args: argparse.Namespace) -> int:
     """Execute the yardstick; returns the exit code."""
-    from analysis.yardstick.pipeline import analyse_paths
+    from analysis.reference_data import ReferenceDataError
+    from analysis.yardstick.pipeline import YardstickOptions, compute
+    from analysis.yardstick.report import write_report
 
     def say(msg: str) -> None:
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
     t0 = time.perf_counter()
-    dirs = list(args.dirs)
-    if args.reference:
-        from analysis.reference_data import ReferenceDataError, reference_dir
-
-        try:
-            dirs.append(reference_dir())
-        except ReferenceDataError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
+    options = options_of(YardstickOptions, args)
+    try:
+        dirs = with_reference(args.dirs, options.reference)
+    except ReferenceDataError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if options.reference:
         say(f"reference logs: {dirs[-1]}")
     if not dirs:
         print("error: give run, sweep or reference-log directories (DIR...) or --reference", file=sys.stderr)
         return 2
-    prior = (args.prior_alpha, args.prior_beta)
-    tables, loaded = analyse_paths(
-        dirs,
-        include_incomplete=args.include_incomplete,
-        prior=prior,
-        variant=args.variant,
-        n_resamples=args.resamples,
-        seed=args.seed,
-        level=args.level,
-        mc_decisions=args.mc_decisions,
-        mc_sims=args.mc_sims,
-        say=say,
-    )
-    for path, why in loaded.excluded:
+    result = compute(dirs, replace(options, reference=False), say=say)
+    for path, why in result.loaded.excluded:
         say(f"excluded {path}: {why}")
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    for name, df in tables.items():
-        df.to_csv(out / f"{name}.csv", index=False, lineterminator="\n")
-    (out / "report.md").write_text(report_text(tables, args.variant, prior, args.level), encoding="utf-8")
+    write_report(result.tables, out, options.variant, options.prior, options.level)
+    tables = result.tables
     say(
         f"scored {len(tables['decisions'])} decisions in {len(tables['summary'])} cell(s); wrote {out} "
         f"in {time.perf_counter() - t0:.1f} s ({LABEL}, model {MODEL_VERSION})"

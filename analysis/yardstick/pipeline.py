@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.cli_options import CommonOptions, with_reference
 from analysis.rundirs import DataWarning, RunDirError, discover_runs
 from analysis.yardstick.score import DECISION_COLUMNS, Scored, score_runs
 from analysis.yardstick.summary import summarise, validate
@@ -68,6 +69,53 @@ def decisions_table(
     df = df.sort_values(["source", "run_id", "session", "game", "round", "seat"], kind="stable")
     states = [states[i] for i in df.index]
     return df.reset_index(drop=True), states
+
+
+@dataclass(frozen=True)
+class YardstickOptions(CommonOptions):
+    """The options of ``python -m analysis yardstick`` (its flags) that the computation reads."""
+
+    reference: bool = False
+    variant: str = "team"
+    prior_alpha: float = 1.0
+    prior_beta: float = 1.0
+    mc_decisions: int = 200
+    mc_sims: int = 20_000
+
+    @property
+    def prior(self) -> tuple[float, float]:
+        """The Beta prior (alpha, beta) of each partner's reliability."""
+        return (self.prior_alpha, self.prior_beta)
+
+
+@dataclass
+class Yardstick:
+    """The yardstick's tables (``decisions``, ``summary``, ``validation``) and what was read."""
+
+    tables: dict[str, pd.DataFrame]
+    loaded: Loaded
+
+
+def compute(
+    paths: Iterable[str | Path], options: YardstickOptions, *, say: Callable[[str], None] = lambda _: None
+) -> Yardstick:
+    """The yardstick over ``paths`` (and the shipped reference logs with ``options.reference``)."""
+    dirs = with_reference([str(p) for p in paths], options.reference)
+    if not dirs:
+        raise RunDirError("give run, sweep or reference-log directories (DIR...) or --reference")
+    tables, loaded = analyse_paths(
+        dirs,
+        include_incomplete=options.include_incomplete,
+        prior=options.prior,
+        variant=options.variant,
+        n_resamples=options.resamples,
+        seed=options.seed,
+        level=options.level,
+        mc_decisions=options.mc_decisions,
+        mc_sims=options.mc_sims,
+        say=say,
+    )
+    return Yardstick(tables, loaded)
 
 
 def analyse_paths(

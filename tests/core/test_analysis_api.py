@@ -1,4 +1,5 @@
-"""Every analysis subpackage exposes analyse(paths, **options) -> .tables (DataFrames) and .write(out_dir)."""
+"""Every analysis subpackage exposes analyse(paths, **options) -> .tables (DataFrames: the rows of each CSV the
+report writes) and .write(out_dir), computed directly (the command line calls the same functions)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def test_analyse_returns_tables_and_writes_the_report(runs, tmp_path, package, o
     assert isinstance(result.tables[table], pd.DataFrame) and len(result.tables[table]) > 0
     out = result.write(tmp_path / "report", figures=False)
     assert (out / "report.md").is_file()
-    assert pd.read_csv(out / f"{table}.csv").equals(result.tables[table])
+    assert (out / f"{table}.csv").read_text(encoding="utf-8") == result.tables[table].to_csv(index=False)
 
 
 def test_analyse_errors_name_the_problem(tmp_path):
@@ -46,3 +47,11 @@ def test_analyse_errors_name_the_problem(tmp_path):
 
     with pytest.raises(AnalysisError, match="no such directory"):
         trust.analyse([tmp_path / "missing"])
+
+
+def test_an_unknown_option_is_named(runs):
+    from analysis import arena
+    from analysis.api import AnalysisError
+
+    with pytest.raises(AnalysisError, match="unexpected keyword argument 'bins'"):
+        arena.analyse([runs], bins=3)
