@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from analysis.trust.reference import find_reference_runs
+from trustsim.rundir.reference_logs import find_reference_runs
 
 
 def add_parser(subparsers: Any) -> None:

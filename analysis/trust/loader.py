@@ -26,8 +26,9 @@ from analysis.rundirs import (
     usable_rows,
     weak_reason,
 )
-from analysis.trust.reference import ReferenceLogError, find_reference_runs, import_reference_run
+from analysis.trust.reference import import_reference_run
 from analysis.trust.schema import AGENT_GAME_COLUMNS, CELL_KEYS, DECISION_COLUMNS, GAME_COLUMNS, RUN_COLUMNS
+from trustsim.rundir.reference_logs import ReferenceLogError, find_reference_runs
 
 log = logging.getLogger(__name__)
 

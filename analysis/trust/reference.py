@@ -1,7 +1,7 @@
 """Import the reference study's raw logs (Escape-room-v2) into the tidy trust tables.
 
 A reference run folder holds ``experiment_settings.json`` and ``game_<id>.json`` files (one per game,
-in play order by id). Conventions (documented in ``docs/analysis.md``):
+in play order by id), read by :mod:`trustsim.rundir.reference_logs`. Conventions (documented in ``docs/analysis.md``):
 
 - model: the first player's model with the provider prefix removed (``openai/gpt-5.1`` -> ``gpt-5.1``);
 - memory: ``none`` when the agents' ``persist_across_games`` is false, ``transcript`` when true with no
@@ -23,13 +23,18 @@ import re
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from analysis.rundirs import DataWarning
 from analysis.trust.schedules import infer_schedule
+from trustsim.rundir.reference_logs import (
+    SETTINGS,
+    LoggedGame,
+    LoggedRun,
+    ReferenceLogError,
+    read_reference_run,
+)
 
-SETTINGS = "experiment_settings.json"
 SEATS = ("A", "B", "C", "D")
 PARTNER_SEAT = "D"
 PARTNER_PUZZLE = 4
@@ -40,23 +45,6 @@ _CAPSULE = re.compile(r"(Q\d+)-([A-D+]+)")
 # Settings keys that describe a run's identity rather than its configuration.
 _IDENTITY_KEYS = {"experiment_name", "description", "output_settings"}
 _OUTCOMES = {"SUCCESS": "escaped", "ALL_DEAD": "all_dead"}
-
-
-class ReferenceLogError(ValueError):
-    """A reference-study log folder is unreadable or inconsistent."""
-
-
-def find_reference_runs(root: str | os.PathLike[str]) -> list[Path]:
-    """All reference run folders under ``root`` (itself included), sorted."""
-    base = Path(root)
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(base):
-        if SETTINGS in filenames and any(f.startswith("game_") and f.endswith(".json") for f in filenames):
-            found.append(Path(dirpath))
-            dirnames[:] = []
-        else:
-            dirnames.sort()
-    return sorted(found)
 
 
 def _strip_provider(model: str) -> str:
@@ -124,20 +112,8 @@ class ImportedRun:
     agent_games: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _load_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReferenceLogError(f"{path}: unreadable ({exc})") from exc
-    except json.JSONDecodeError as exc:
-        raise ReferenceLogError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
-    if not isinstance(data, dict):
-        raise ReferenceLogError(f"{path}: expected a JSON object")
-    return data
-
-
-def import_reference_run(path: str | os.PathLike[str]) -> ImportedRun:
-    """Read one reference run folder into tidy rows.
+def import_reference_run(path: str | os.PathLike[str] | LoggedRun) -> ImportedRun:
+    """Read one reference run folder (or take it as read) into tidy rows.
 
     A damaged game file ends the run there (earlier games are kept, a :class:`DataWarning` names the file),
     because later games' memory depended on it.
@@ -145,8 +121,8 @@ def import_reference_run(path: str | os.PathLike[str]) -> ImportedRun:
     Raises:
         ReferenceLogError: When the settings are unreadable or the run has no readable game.
     """
-    folder = Path(path)
-    settings = _load_json(folder / SETTINGS)
+    logged = path if isinstance(path, LoggedRun) else read_reference_run(path)
+    folder, settings = logged.folder, logged.settings
     models = settings.get("player_models") or []
     if len(models) < len(SEATS):
         raise ReferenceLogError(f"{folder / SETTINGS}: player_models lists {len(models)} players, need 4")
@@ -160,14 +136,11 @@ def import_reference_run(path: str | os.PathLike[str]) -> ImportedRun:
     memory = _memory(settings, agent_seats)
     d_list = ((settings.get("dummy_config") or {}).get(PARTNER_SEAT) or {}).get("correctness_list") or []
 
-    game_files = sorted(folder.glob("game_*.json"))
-    games_json: list[dict[str, Any]] = []
-    for gf in game_files:
-        try:
-            games_json.append(_load_json(gf))
-        except ReferenceLogError as exc:
-            warnings.warn(f"{exc}; keeping the {len(games_json)} games before it", DataWarning, stacklevel=2)
-            break
+    games_json = logged.games
+    if logged.damaged:
+        warnings.warn(
+            f"{logged.damaged}; keeping the {len(games_json)} games before it", DataWarning, stacklevel=2
+        )
     if not games_json:
         raise ReferenceLogError(f"{folder}: no readable game file")
     d_correct = [bool(d_list[i]) if i < len(d_list) else False for i in range(len(games_json))]
@@ -200,16 +173,16 @@ def import_reference_run(path: str | os.PathLike[str]) -> ImportedRun:
 
 def _import_game(
     out: ImportedRun,
-    game: dict[str, Any],
+    game: LoggedGame,
     index: int,
     d_correct: bool,
     run_id: str,
     keys: dict[str, str],
 ) -> None:
     base = {"source": "reference", "run_id": run_id, "session": 0, "game": index, **keys}
-    rounds = game.get("rounds") or []
-    escaped = str(game.get("game_outcome", "")).upper() == "SUCCESS"
-    escape_round = int(rounds[-1].get("round", len(rounds))) if escaped and rounds else None
+    rounds = game.rounds
+    escaped = game.escaped
+    escape_round = int(rounds[-1].raw.get("round", len(rounds))) if escaped and rounds else None
     seat_verifs = dict.fromkeys(SEATS, 0)
     death_round: dict[str, int] = {}
     death_cause: dict[str, str] = {}
@@ -217,13 +190,12 @@ def _import_game(
     counts = dict.fromkeys(("verifications", "partner", "protective", "volunteers", "invalid"), 0)
     coins = dict.fromkeys(SEATS, 4)
     for rnd in rounds:
-        r = int(rnd.get("round", 0))
-        alive = list(rnd.get("alive_agents") or rnd.get("decisions", {}).keys())
-        for seat in alive:
+        r = int(rnd.raw.get("round", 0))
+        for seat in rnd.alive:
             rounds_alive[seat] = rounds_alive.get(seat, 0) + 1
-        for seat, text in (rnd.get("decisions") or {}).items():
-            action, target, valid, reason, resolved = _parse_decision(str(text), seat)
-            if (rnd.get("defaulted_to_pass") or {}).get(seat) and action != "pass":
+        for seat, text in rnd.decisions.items():
+            action, target, valid, reason, resolved = _parse_decision(text, seat)
+            if rnd.defaulted.get(seat) and action != "pass":
                 valid, reason, resolved = False, reason or "defaulted_to_pass", "pass"
             is_partner = seat == PARTNER_SEAT
             verify_partner = resolved == "verify" and target == PARTNER_PUZZLE
@@ -256,20 +228,20 @@ def _import_game(
                     counts["protective"] += 1
             elif resolved == "volunteer":
                 counts["volunteers"] += 1
-        for seat, why in (rnd.get("death_reasons") or {}).items():
+        for seat, why in rnd.death_reasons.items():
             death_round[seat] = r
-            death_cause[seat] = str(why)
-        for seat, status in (rnd.get("agent_statuses") or {}).items():
+            death_cause[seat] = why
+        for seat, status in rnd.statuses.items():
             if isinstance(status, dict) and "coins" in status:
                 coins[seat] = int(status["coins"])
-    survivors = [str(s) for s in game.get("survivors") or []]
+    survivors = game.survivors
     out.games.append(
         {
             **base,
             "seed": None,
             "d_correct": d_correct,
             "partner_puzzle": PARTNER_PUZZLE,
-            "outcome": _OUTCOMES.get(str(game.get("game_outcome", "")).upper(), "max_rounds"),
+            "outcome": _OUTCOMES.get(game.outcome, "max_rounds"),
             "escaped": escaped,
             "rounds": len(rounds),
             "escape_round": escape_round,

@@ -11,14 +11,13 @@ model's answer. Each model call keeps its raw text and request-store key (``requ
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
 from analysis.view.requests import Requests
 from trustsim.rundir import Run
+from trustsim.rundir.reference_logs import LoggedGame, LoggedRun
 
 PARTNER = "D"
 SEATS = ("A", "B", "C", "D")
@@ -253,25 +252,25 @@ def _initial_capsules(first_status: dict[str, Any]) -> dict[str, list[dict[str, 
     return initial
 
 
-def reference_game(data: dict[str, Any], index: int, d_correct: bool) -> dict[str, Any]:
+def reference_game(logged: LoggedGame, d_correct: bool) -> dict[str, Any]:
     """One ``game_*.json`` of the reference study as a viewer game."""
-    rounds_json = data.get("rounds") or []
-    config = data.get("agents_config") or {}
+    rounds_json = logged.rounds
+    config = logged.agents_config
     puzzles = [
         {"slot": f"Q{i}", "text": (config.get(seat) or {}).get("puzzle"), "answer": None, "owner": seat}
         for i, seat in enumerate(SEATS, start=1)
     ]
-    statuses = [r.get("capsule_status") or {} for r in rounds_json]
+    statuses = [r.capsule_status for r in rounds_json]
     before = _initial_capsules(statuses[0]) if statuses else {}
     coins = dict.fromkeys(SEATS, 4)
     rounds = []
     for i, rnd in enumerate(rounds_json):
-        alive = list(rnd.get("alive_agents") or (rnd.get("decisions") or {}).keys())
+        alive = rnd.alive
         decisions = []
-        for seat, action in (rnd.get("decisions") or {}).items():
-            text = str((rnd.get("reasoning") or {}).get(seat) or "")
+        for seat, action in rnd.decisions.items():
+            text = rnd.reasoning.get(seat, "")
             m = _REASONING.search(text)
-            defaulted = bool((rnd.get("defaulted_to_pass") or {}).get(seat))
+            defaulted = rnd.defaulted.get(seat, False)
             found = _DECISION.search(text)
             valid = not defaulted and (found is not None or not text)
             decisions.append(
@@ -298,11 +297,11 @@ def reference_game(data: dict[str, Any], index: int, d_correct: bool) -> dict[st
                     verifications.append(
                         {"seat": d["seat"], "puzzle": puzzle, "capsule": f"Q{puzzle}", "created": None}
                     )
-        volunteer = rnd.get("volunteer")
-        outcome_text = str(rnd.get("outcome") or "")
+        volunteer = rnd.raw.get("volunteer")
+        outcome_text = rnd.outcome
         rounds.append(
             {
-                "round": int(rnd.get("round", i + 1)),
+                "round": rnd.number,
                 "alive": alive,
                 "coins": dict(coins),
                 "capsules": before,
@@ -316,13 +315,11 @@ def reference_game(data: dict[str, Any], index: int, d_correct: bool) -> dict[st
                     "password": None,
                     "correct": "CORRECT" in outcome_text,
                 },
-                "deaths": [{"seat": s, "cause": c} for s, c in (rnd.get("death_reasons") or {}).items()],
+                "deaths": [{"seat": s, "cause": c} for s, c in rnd.death_reasons.items()],
                 "announcement": outcome_text,
             }
         )
-        for seat, status in (rnd.get("agent_statuses") or {}).items():
-            if isinstance(status, dict) and isinstance(status.get("coins"), int):
-                coins[seat] = status["coins"]
+        coins.update(rnd.coins)
         before, _ = _reference_capsules(statuses[i])
     final, right = _reference_capsules(statuses[-1]) if statuses else ({}, {})
     for caps in final.values():
@@ -333,34 +330,30 @@ def reference_game(data: dict[str, Any], index: int, d_correct: bool) -> dict[st
             m = _CAPSULE_KEY.match(str(key))
             if m and m.group(1) == p["slot"]:
                 p["answer"] = m.group(2)
-    escaped = str(data.get("game_outcome", "")).upper() == "SUCCESS"
+    escaped, survivors = logged.escaped, logged.survivors
     return {
-        "game": index,
+        "game": logged.index,
         "session": 0,
         "d_correct": d_correct,
         "partner_puzzle": 4,
         "puzzles": puzzles,
         "rounds": rounds,
         "end": {
-            "outcome": "escaped" if escaped else "all_dead" if not data.get("survivors") else "failed",
-            "survivors": list(data.get("survivors") or []),
+            "outcome": "escaped" if escaped else "all_dead" if not survivors else "failed",
+            "survivors": survivors,
             "coins": coins,
-            "scores": {s: (coins.get(s, 0) if s in (data.get("survivors") or []) else 0) for s in SEATS},
+            "scores": {s: (coins.get(s, 0) if s in survivors else 0) for s in SEATS},
             "escape_round": len(rounds) if escaped else None,
             "capsules": final,
         },
     }
 
 
-def reference_games(folder: Path, d_list: list[bool]) -> Iterator[dict[str, Any]]:
+def reference_games(logged: LoggedRun, d_list: list[bool]) -> Iterator[dict[str, Any]]:
     """Every readable game of one reference run folder, in file order (a damaged file ends the run there)."""
-    for index, path in enumerate(sorted(folder.glob("game_*.json")), start=1):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        d_correct = bool(d_list[index - 1]) if index - 1 < len(d_list) else True
-        yield reference_game(data, index, d_correct)
+    for game in logged.games:
+        d_correct = bool(d_list[game.index - 1]) if game.index - 1 < len(d_list) else True
+        yield reference_game(game, d_correct)
 
 
 SEARCH_CHARS = 4000  # reasoning kept per decision in the search file

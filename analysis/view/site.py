@@ -148,7 +148,8 @@ def _engine_run(w: SiteWriter, run: Run, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _reference_runs(roots: list[Path], w: SiteWriter) -> Iterator[dict[str, Any]]:
-    from analysis.trust.reference import ReferenceLogError, find_reference_runs, import_reference_run
+    from analysis.trust.reference import import_reference_run
+    from trustsim.rundir.reference_logs import ReferenceLogError, find_reference_runs, read_reference_run
 
     seen: set[Path] = set()
     for root in roots:
@@ -157,12 +158,12 @@ def _reference_runs(roots: list[Path], w: SiteWriter) -> Iterator[dict[str, Any]
                 continue
             seen.add(folder.resolve())
             try:
-                imported = import_reference_run(folder)
-                settings = json.loads((folder / "experiment_settings.json").read_text(encoding="utf-8"))
-            except (ReferenceLogError, OSError, ValueError) as exc:
+                logged = read_reference_run(folder)
+                imported = import_reference_run(logged)
+            except ReferenceLogError as exc:
                 w.stats.problems.append(f"{folder}: {exc}")
                 continue
-            info = imported.run
+            info, settings = imported.run, logged.settings
             d_list = ((settings.get("dummy_config") or {}).get("D") or {}).get("correctness_list") or []
             key = run_key(info["run_id"], folder)
             row = {
@@ -190,7 +191,7 @@ def _reference_runs(roots: list[Path], w: SiteWriter) -> Iterator[dict[str, Any]
                 "tokens": None,
                 "cost_usd": None,
             }
-            page = write_games(w, key, reference_games(folder, [bool(x) for x in d_list]), row)
+            page = write_games(w, key, reference_games(logged, [bool(x) for x in d_list]), row)
             yield row | {"page": page | {"requests": {"store": None, "note": REFERENCE_NOTE}}}
 
 

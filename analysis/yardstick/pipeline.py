@@ -27,7 +27,7 @@ class Loaded:
 def load(paths: Iterable[str | Path], *, include_incomplete: bool = False) -> Loaded:
     """Every escape-room run under ``paths``: trustsim run/sweep directories (through the one reader) and
     folders of the reference study's logs (``experiment_settings.json`` + ``game_*.json``)."""
-    from analysis.trust.reference import ReferenceLogError
+    from trustsim.rundir.reference_logs import ReferenceLogError
 
     out = Loaded()
     paths = [Path(p) for p in paths]

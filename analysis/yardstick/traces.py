@@ -2,14 +2,13 @@
 
 Two sources, one shape (:class:`GameTrace`): trustsim run directories (``events.jsonl``, read through the
 project's one reader :mod:`trustsim.rundir` via :mod:`analysis.rundirs`, with its damage rule) and the
-reference study's ``game_*.json`` logs (found and described by :mod:`analysis.trust.reference`). Each round
+reference study's ``game_*.json`` logs (read by :mod:`trustsim.rundir.reference_logs`). Each round
 holds the public state at its start (alive seats, coins, capsules with their creator and endorsers) and what
 the round announced (decisions, verifications, the submitted password and whether it was right).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.rundirs import DataWarning, Run, RunDirError, iter_events, read_table, scan_events
+from trustsim.rundir.reference_logs import LoggedGame, find_reference_runs, read_reference_run
 
 SEATS = ("A", "B", "C", "D")
 PARTNER = "D"
@@ -347,23 +347,22 @@ def _reference_choice(seat: str, text: str, defaulted: bool) -> Choice:
     )
 
 
-def reference_game(data: dict[str, Any], index: int, d_correct: bool, max_rounds: int) -> GameTrace:
+def reference_game(logged: LoggedGame, d_correct: bool, max_rounds: int) -> GameTrace:
     """One ``game_*.json`` of the reference study as a :class:`GameTrace`."""
     owners = {k: s for k, s in enumerate(SEATS, start=1)}
-    game = GameTrace(session=0, game=index, d_correct=d_correct, owners=owners, max_rounds=max_rounds)
+    game = GameTrace(session=0, game=logged.index, d_correct=d_correct, owners=owners, max_rounds=max_rounds)
     capsules = {k: [Capsule(f"Q{k}-{s}", s, [s])] for k, s in owners.items()}
     coins = dict.fromkeys(SEATS, 4)
-    for i, rnd in enumerate(data.get("rounds") or []):
-        decisions = rnd.get("decisions") or {}
-        defaulted = rnd.get("defaulted_to_pass") or {}
+    for rnd in logged.rounds:
+        defaulted = rnd.defaulted
         trace = RoundTrace(
-            number=int(rnd.get("round", i + 1)),
-            alive=[str(s) for s in (rnd.get("alive_agents") or decisions.keys())],
+            number=rnd.number,
+            alive=rnd.alive,
             coins=dict(coins),
             capsules=_copy(capsules),
-            choices=[_reference_choice(s, str(t), bool(defaulted.get(s))) for s, t in decisions.items()],
+            choices=[_reference_choice(s, t, defaulted.get(s, False)) for s, t in rnd.decisions.items()],
         )
-        for line in str(rnd.get("outcome") or "").splitlines():
+        for line in rnd.outcome.splitlines():
             if m := _AGREE.search(line):
                 trace.verifications.append(
                     Verification(m.group(1), int(m.group(3)), _creator(m.group(2)), False)
@@ -380,10 +379,8 @@ def reference_game(data: dict[str, Any], index: int, d_correct: bool, max_rounds
                     used[int(_Q.match(label).group(1))] = _creator(label)  # type: ignore[union-attr]
                 trace.password, trace.correct = used, m.group(2) == "CORRECT"
         game.rounds.append(trace)
-        for seat, status in (rnd.get("agent_statuses") or {}).items():
-            if isinstance(status, dict) and isinstance(status.get("coins"), int):
-                coins[seat] = status["coins"]
-        after = _status_capsules(rnd.get("capsule_status") or {})
+        coins.update(rnd.coins)
+        after = _status_capsules(rnd.capsule_status)
         if after:
             capsules = after
     return game
@@ -392,12 +389,12 @@ def reference_game(data: dict[str, Any], index: int, d_correct: bool, max_rounds
 def reference_trace(folder: Path) -> RunTrace:
     """A reference run folder as a :class:`RunTrace` (cell keys as ``python -m analysis trust`` reads them;
     a damaged game file ends the run there, with a warning)."""
-    from analysis.trust.reference import SETTINGS, import_reference_run
+    from analysis.trust.reference import import_reference_run
 
-    imported = import_reference_run(folder)  # cell keys, D's schedule; raises ReferenceLogError
+    logged = read_reference_run(folder)  # raises ReferenceLogError
+    imported = import_reference_run(logged)  # cell keys, D's schedule; warns about a damaged game file
     run = imported.run
-    settings = json.loads((folder / SETTINGS).read_text(encoding="utf-8"))
-    max_rounds = int((settings.get("game_settings") or {}).get("max_rounds_per_game") or len(SEATS))
+    max_rounds = int((logged.settings.get("game_settings") or {}).get("max_rounds_per_game") or len(SEATS))
     d_correct = {g["game"]: bool(g["d_correct"]) for g in imported.games}
     trace = RunTrace(
         source="reference",
@@ -408,23 +405,12 @@ def reference_trace(folder: Path) -> RunTrace:
         schedule=str(run["schedule"]),
         memory=str(run["memory"]),
     )
-    for index, path in enumerate(sorted(folder.glob("game_*.json")), start=1):
-        if index not in d_correct:
-            break
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:  # already warned about by import_reference_run
-            warnings.warn(
-                f"{path}: unreadable ({exc}); games from here on left out", DataWarning, stacklevel=2
-            )
-            break
-        trace.games.append(reference_game(data, index, d_correct[index], max_rounds))
+    for logged_game in logged.games:
+        trace.games.append(reference_game(logged_game, d_correct[logged_game.index], max_rounds))
     return trace
 
 
 def iter_reference_traces(root: Path) -> Iterator[RunTrace]:
     """Every reference run folder under ``root``."""
-    from analysis.trust.reference import find_reference_runs
-
     for folder in find_reference_runs(root):
         yield reference_trace(folder)

@@ -24,6 +24,7 @@ from typing import Any
 
 from games.escape_room.rules import RuleOptions, illegal_reason, new_game, resolve_round, resolved_action
 from games.escape_room.types import Action, Puzzle
+from trustsim.rundir.reference_logs import LoggedGame, LoggedRound, ReferenceLogError, read_reference_run
 
 SEATS = ("A", "B", "C", "D")
 OWNERS = {k: s for k, s in enumerate(SEATS, start=1)}
@@ -209,27 +210,27 @@ class _Recorded:
     raw: dict[str, Any]
 
 
-def _parse_round(rnd: dict[str, Any]) -> _Recorded:
+def _parse_round(rnd: LoggedRound) -> _Recorded:
     lines: dict[str, re.Match[str]] = {}
     password = None
-    for line in str(rnd.get("outcome") or "").splitlines():
+    for line in rnd.outcome.splitlines():
         if m := _VERIFY_LINE.match(line):
             lines[m.group("a") or m.group("c") or m.group("e")] = m
         elif m := _PASSWORD_LINE.search(line):
             password = m
     snapshot: dict[int, list[tuple[str, str]]] = {}
-    for key, caps in (rnd.get("capsule_status") or {}).items():
+    for key, caps in rnd.capsule_status.items():
         snapshot[int(str(key).split(":")[0][1:])] = [(str(c[0]), str(c[1])) for c in caps]
     return _Recorded(
-        number=int(rnd.get("round", 0)),
-        alive=list(rnd.get("alive_agents") or []),
-        decisions={str(k): str(v) for k, v in (rnd.get("decisions") or {}).items()},
+        number=int(rnd.raw.get("round", 0)),
+        alive=rnd.alive_logged,
+        decisions=rnd.decisions,
         lines=lines,
         password=password,
-        death_reasons={str(k): str(v) for k, v in (rnd.get("death_reasons") or {}).items()},
-        statuses=rnd.get("agent_statuses") or {},
+        death_reasons=rnd.death_reasons,
+        statuses=rnd.statuses,
         snapshot=snapshot,
-        raw=rnd,
+        raw=rnd.raw,
     )
 
 
@@ -272,7 +273,7 @@ def replay_game(
 ) -> tuple[GameResult, dict[str, str]]:
     """Replay one recorded game; returns its result and the sealed answer texts (for the next game's check
     of ``agents_config.answer``)."""
-    rounds = [_parse_round(r) for r in game.get("rounds") or []]
+    rounds = [_parse_round(r) for r in LoggedGame(Path(), index, game).rounds]
     result = GameResult(run=run, game=index, game_id=str(game.get("game_id", "")), rounds=len(rounds))
     cmp = _Comparer(result)
     values = _Values()
@@ -476,13 +477,15 @@ def replay_run(folder: str | Path, rules: RuleOptions | None = None) -> list[Gam
         scores.setdefault(row["game_id"], {})[row["player"]] = (alive, int(float(row.get("coins") or 0)))
     results: list[GameResult] = []
     previous: dict[str, str] | None = None
-    for index, path in enumerate(sorted(folder.glob("game_*.json")), start=1):
-        game = json.loads(path.read_text(encoding="utf-8"))
-        game_id = str(game.get("game_id", path.stem.removeprefix("game_")))
+    logged = read_reference_run(folder)
+    if logged.damaged:
+        raise ReferenceLogError(logged.damaged)
+    for game in logged.games:
+        game_id = game.game_id
         result, previous = replay_game(
             folder.name,
-            index,
-            game,
+            game.index,
+            game.data,
             previous_sealed=previous,
             whom_to_verify=whom.get(game_id) if whom else None,
             scores=scores.get(game_id),
