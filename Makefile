@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: setup run test lint format bench clean
+.PHONY: setup run test check lint format bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,17 @@ setup: $(STAMP)  ## create .venv with everything (incl. the embedded model and I
 run: setup  ## the main job on the embedded default (no API key, no network)
 	$(BIN)/python -m trustsim +experiment=mid2strike
 
-test: setup  ## the whole test suite (offline)
-	$(BIN)/python -m pytest
+# Tests run in parallel (pytest-xdist), one worker per core; a test file stays on one worker (its module fixtures
+# are built once). DEVELOPING.md says which tier to run when.
+TEST_WORKERS ?= auto
+PARALLEL     := -n $(TEST_WORKERS) --dist loadfile
+FAST         := not slow and not browser and not local_model
+
+test: setup  ## the whole test suite (offline), in parallel
+	$(BIN)/python -m pytest $(PARALLEL)
+
+check: lint  ## lint + the fast tier (no slow, browser or local_model test), in parallel: before every commit
+	$(BIN)/python -m pytest $(PARALLEL) -q -m "$(FAST)"
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

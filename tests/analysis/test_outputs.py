@@ -31,6 +31,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {command: made[tuple(overrides)] for command, overrides in RUNS.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", list(RUNS))
 def test_tables_as_csv_and_markdown_figures_as_png_and_pdf(command: str, runs, tmp_path: Path) -> None:
     out = tmp_path / command

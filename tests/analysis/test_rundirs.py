@@ -201,6 +201,7 @@ def engine_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", list(ENGINE))
 def test_a_rerun_is_counted_once(command: str, engine_runs: dict[str, Path], tmp_path: Path, capsys) -> None:
     """Issue 17 item 1: the same run in two directories (a re-run into a new timestamped directory) is
@@ -231,6 +232,7 @@ def _trust(out: Path, src: Path, *extra: str) -> int:
     return main(["trust", str(src), "--out", str(out), "--resamples", "30", "--quiet", *extra])
 
 
+@pytest.mark.slow
 def test_out_folder_is_cleared_of_the_previous_analysis(tmp_path: Path, capsys) -> None:
     from tests.analysis.synth import write_run
 
@@ -248,6 +250,7 @@ def test_out_folder_is_cleared_of_the_previous_analysis(tmp_path: Path, capsys) 
     assert "report.md" in record["trust"] and not any(f.endswith(".png") for f in record["trust"])
 
 
+@pytest.mark.slow
 def test_out_folder_with_foreign_files_needs_force(tmp_path: Path, capsys) -> None:
     from tests.analysis.synth import write_run
 

@@ -72,6 +72,7 @@ def test_extract_reuses_its_copy_and_refuses_foreign_content(unpacked: Path, tmp
     assert "exists and is not an unpacked copy" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_trust_reference_option(tmp_path: Path, monkeypatch, capsys):
     monkeypatch.setenv("TRUSTSIM_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "report"

@@ -258,6 +258,7 @@ def test_run_without_tables_is_excluded(tmp_path: Path) -> None:
     assert any("decisions.csv: missing" in why for _, why in data.excluded)
 
 
+@pytest.mark.slow
 def test_cli_writes_everything_without_nan(tmp_path: Path) -> None:
     root = _sweep(tmp_path)
     write_run(root / "two" / "x", schedule="2strike", n_games=6)  # one run: no intervals

@@ -59,6 +59,7 @@ def test_per_game_bars_explain_the_shading(drawn):
     assert "D wrong (shaded game)" in recovery
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     ["fig_verification_by_round", "fig_per_game_bars", "fig_two_axis", "fig_recovery", "fig_survival"],

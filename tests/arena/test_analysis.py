@@ -67,6 +67,7 @@ def test_bad_moves_file() -> None:
         per_match(pd.DataFrame(rows).drop(columns="payoff"))
 
 
+@pytest.mark.slow
 def test_cli_on_tournament_run(run_job_dir, tmp_path: Path, capsys) -> None:
     code, run = run_job_dir(["+experiment=ipd_tournament", "game.rounds=12", "runs=2", "game.noise=0.05"])
     assert code == 0
@@ -159,6 +160,7 @@ def test_rank_interval_widens_when_entries_overlap() -> None:
     assert t["rank_low"].tolist() == [1, 1] and t["rank_high"].tolist() == [2, 2]
 
 
+@pytest.mark.slow
 def test_cli_report_flags_the_single_match_entry(tmp_path: Path, capsys) -> None:
     rows = _field({"coop": 12, "mixer": 1})
     rows["seat"] = rows["seat"].where(rows["player"] != "defect", "B")

@@ -47,6 +47,7 @@ def test_same_seed_identical_tables(run_job_dir) -> None:
     assert not pd.read_csv(c / "moves.csv")["move"].equals(pd.read_csv(a / "moves.csv")["move"])
 
 
+@pytest.mark.slow
 def test_tournament_round_robin(run_job_dir) -> None:
     code, run = run_job_dir(["+experiment=ipd_tournament", "game.rounds=10", "runs=2"])
     assert code == 0

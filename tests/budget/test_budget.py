@@ -75,6 +75,7 @@ def stored(store: Path) -> tuple[int, float, set[str]]:
     return n, spend, messages
 
 
+@pytest.mark.slow
 def test_run_stops_at_the_cap_and_a_higher_cap_completes_without_resending(run_job_dir, tmp_path) -> None:
     store = tmp_path / "store.sqlite"
     with FakeServer() as server:
@@ -101,6 +102,7 @@ def test_run_stops_at_the_cap_and_a_higher_cap_completes_without_resending(run_j
         assert code == 0 and len(server.requests) == total  # a full replay costs nothing: under any cap
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", ["file", "shards"])
 def test_store_scope_caps_the_spend_of_every_job_in_the_store(run_job_dir, tmp_path, layout) -> None:
     store = tmp_path / "store.sqlite"

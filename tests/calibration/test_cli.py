@@ -28,6 +28,7 @@ def sweep(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_report_written_with_all_games(sweep: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "report"
     assert main(["calibration", str(sweep), "--out", str(out), "--resamples", "200"]) == 0
@@ -61,6 +62,7 @@ def test_report_written_with_all_games(sweep: Path, tmp_path: Path, capsys: pyte
     assert "scored pairs" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_by_subject_separates_partner(sweep: Path, tmp_path: Path) -> None:
     out = tmp_path / "r"
     main(["calibration", str(sweep / "esc1"), "--out", str(out), "--resamples", "50"])
@@ -74,6 +76,7 @@ def test_by_subject_separates_partner(sweep: Path, tmp_path: Path) -> None:
     assert a["observed"] == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_reliability_bins_cover_all_pairs(sweep: Path, tmp_path: Path) -> None:
     out = tmp_path / "r"
     main(["calibration", str(sweep / "ipd1"), "--out", str(out), "--resamples", "50"])
@@ -82,6 +85,7 @@ def test_reliability_bins_cover_all_pairs(sweep: Path, tmp_path: Path) -> None:
         assert g["count"].sum() == 120
 
 
+@pytest.mark.slow
 def test_source_filter_and_deterministic(sweep: Path, tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     for out in (a, b):
@@ -116,6 +120,7 @@ def test_no_runs(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert "no run directories" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_breakdown_with_too_many_levels_is_skipped(sweep: Path, tmp_path: Path) -> None:
     out = tmp_path / "r"
     assert (
@@ -129,6 +134,7 @@ def test_breakdown_with_too_many_levels_is_skipped(sweep: Path, tmp_path: Path) 
     assert "by_subject: 4 levels > --max-groups 3" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_duplicate_run_ids_counted_once(sweep: Path, tmp_path: Path) -> None:
     import shutil
 
@@ -140,6 +146,7 @@ def test_duplicate_run_ids_counted_once(sweep: Path, tmp_path: Path) -> None:
     assert "duplicate of run ipd1" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_long_matches_get_round_ranges(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     run = write_run(tmp_path / "s", "long", "arena", arena_rows("long", rng, n_matches=4, rounds=150))
@@ -149,6 +156,7 @@ def test_long_matches_get_round_ranges(tmp_path: Path) -> None:
     assert by_round["round"].tolist()[:2] == ["001-015", "016-030"] and by_round["n"].sum() == 600
 
 
+@pytest.mark.slow
 def test_scripted_forecasters_are_not_pooled(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     rows = arena_rows("a", rng)
@@ -163,6 +171,7 @@ def test_scripted_forecasters_are_not_pooled(tmp_path: Path) -> None:
     assert models == ["scripted:ipd_forecasting_tit_for_tat", "scripted:other_forecaster"]
 
 
+@pytest.mark.slow
 def test_breakdown_by_swept_cell_keys(tmp_path: Path) -> None:
     rng = np.random.default_rng(9)
     for t in (5, 12):
@@ -176,6 +185,7 @@ def test_breakdown_by_swept_cell_keys(tmp_path: Path) -> None:
     assert "## By temptation" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_numeric_levels_are_in_numeric_order(tmp_path: Path) -> None:
     rng = np.random.default_rng(11)
     rows = escape_rows("g", rng, n_sessions=3)

@@ -10,6 +10,7 @@ import pytest
 from analysis.__main__ import main
 
 
+@pytest.mark.slow
 def test_all_games_from_the_engine(run_job_dir, tmp_path: Path) -> None:
     for name, over in {
         "esc": ["+experiment=mid2strike", "agent=bayes", "runs=3"],

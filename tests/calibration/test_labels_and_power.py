@@ -45,6 +45,7 @@ def runs(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_summary_labels_and_underpowered_note(runs: Path, tmp_path: Path) -> None:
     out = tmp_path / "rep"
     assert main(["calibration", str(runs), "--out", str(out), "--resamples", "100"]) == 0

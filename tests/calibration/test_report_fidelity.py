@@ -24,6 +24,7 @@ def _murphy_row(text: str, model: str) -> list[str]:
     return [c.strip() for c in line.strip("|").split("|")]
 
 
+@pytest.mark.slow
 def test_exact_and_binned_murphy_rows_and_row_fold_fallback(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     root = tmp_path / "runs"

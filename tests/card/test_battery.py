@@ -26,6 +26,7 @@ def test_plan_covers_every_family_and_sizes_grow() -> None:
     assert full["tg_trustor"].decisions == full["tg_trustee"].decisions == 100
 
 
+@pytest.mark.slow  # a whole battery sweep
 def test_offline_smoke_battery_runs_every_part_in_one_sweep(offline_sweep) -> None:
     sweep, stdout = offline_sweep
     assert "trust-card battery: size smoke, offline agents: 11 parts" in stdout
@@ -46,6 +47,7 @@ def test_offline_smoke_battery_runs_every_part_in_one_sweep(offline_sweep) -> No
     assert parts["reliance"]["config"]["agent"]["name"] == "oracle"
 
 
+@pytest.mark.slow  # a whole battery sweep
 def test_model_battery_prints_plan_and_resume_sends_nothing(fake_model_sweeps) -> None:
     first, second, stdout, sent_again = fake_model_sweeps
     assert "trust-card battery: size smoke, model openai_compatible: 11 parts" in stdout

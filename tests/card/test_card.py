@@ -46,6 +46,7 @@ def offline_card(offline_sweep, tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow  # a whole battery sweep
 def test_offline_card_fills_every_family(offline_card: Path) -> None:
     cards = check_cards_csv(offline_card / "cards.csv")
     assert list(cards["subject"]) == ["offline"]
@@ -65,6 +66,7 @@ def test_offline_card_fills_every_family(offline_card: Path) -> None:
     assert (offline_card / "compare.html").is_file()
 
 
+@pytest.mark.slow  # a whole battery sweep
 def test_model_and_offline_cards_side_by_side(fake_model_sweeps, offline_sweep, tmp_path) -> None:
     out = tmp_path / "card"
     proc = analysis("card", str(fake_model_sweeps[0]), str(offline_sweep[0]), "--out", str(out), "--no-figures",
@@ -103,6 +105,7 @@ def test_reference_partial_cards(tmp_path) -> None:
     assert html.count(">not run<") >= len(OTHER_FAMILIES)
 
 
+@pytest.mark.slow  # a whole battery sweep
 def test_analyse_api_returns_the_cards_table(offline_sweep) -> None:
     from analysis import card
 
@@ -119,6 +122,8 @@ def _browser_or_skip() -> None:
         pytest.skip(str(exc))
 
 
+@pytest.mark.slow  # a whole battery sweep
+@pytest.mark.browser
 def test_card_prints_to_one_a4_page_in_chromium(offline_card: Path, tmp_path) -> None:
     _browser_or_skip()
     card = tmp_path / "card_offline.html"
@@ -129,6 +134,7 @@ def test_card_prints_to_one_a4_page_in_chromium(offline_card: Path, tmp_path) ->
     assert pdf_pages(card.with_suffix(".pdf").read_bytes()) == 1
 
 
+@pytest.mark.browser
 def test_a_crowded_card_still_prints_to_one_page(tmp_path) -> None:
     """The reference card with the longest notes (every escape-room figure filled)."""
     _browser_or_skip()
@@ -139,6 +145,7 @@ def test_a_crowded_card_still_prints_to_one_page(tmp_path) -> None:
     assert len(list(out.glob("card_*.png"))) == 6
 
 
+@pytest.mark.slow  # a whole battery sweep
 def test_different_scripted_agents_are_never_pooled_silently(offline_sweep, tmp_path) -> None:
     from .conftest import trustsim
 
@@ -164,6 +171,7 @@ def test_different_scripted_agents_are_never_pooled_silently(offline_sweep, tmp_
     assert "Escape room: bayes;" in card and f"Kept apart: {note}" in card
 
 
+@pytest.mark.slow  # a whole battery sweep
 def test_a_weak_model_is_labelled_on_its_card(fake_model_sweeps, tmp_path) -> None:
     import json
 

@@ -72,6 +72,7 @@ def test_schema_rejects_unknown_keys(game):
             validate_config(cfg)
 
 
+@pytest.mark.slow
 def test_world_is_independent_of_registries_and_execution_settings(game, tmp_path):
     """Registering an agent, or changing concurrency/progress/call-layer settings, changes no world, no
     run id and no table byte; a replay of the same command is byte-identical."""
@@ -111,6 +112,7 @@ def test_world_does_not_depend_on_the_agent(game):
     assert world_hash(other.cfg, spec) == world_hash(valid.cfg, spec)
 
 
+@pytest.mark.slow
 def test_memory_stays_flat(game, tmp_path):
     """No Mesa model outlives its game: a job of many games keeps none of them alive."""
     import mesa

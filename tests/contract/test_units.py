@@ -116,6 +116,7 @@ def test_a_game_without_a_unit_is_shown_without_units(tmp_path):
     assert (job.unit, job.done, job.planned) == ("", 0, None)
 
 
+@pytest.mark.slow
 def test_the_core_names_no_game():
     """No module of ``trustsim/`` names a registered game outside docstrings (strings, identifiers, imports),
     except the reported ones in KNOWN_NAMES."""

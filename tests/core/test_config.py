@@ -17,6 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 ESCAPE_PRESETS = ["smooth", "1strike", "2strike", "3strike", "mid2strike", "recur", "anchor", "anchor_dwrong"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", sorted(p.stem for p in (REPO / "conf" / "experiment").glob("*.yaml")))
 def test_every_preset_composes(compose, preset):
     cfg = compose([f"+experiment={preset}"])
@@ -173,6 +174,7 @@ def test_a_job_without_a_name_is_named_by_its_game(compose, overrides, name):
     assert compose(["agent=bayes", *overrides])["name"] == name
 
 
+@pytest.mark.slow
 def test_a_custom_schedule_names_the_run_and_its_directory(tmp_path):
     proc = subprocess.run(
         [

@@ -95,6 +95,7 @@ def test_disabled_progress_prints_nothing(capsys):
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("overrides", "desc", "units"),
     [

@@ -233,6 +233,7 @@ def workspace(seeded: Path, tmp_path_factory: pytest.TempPathFactory, request: p
     return _WORKSPACES[doc]
 
 
+@pytest.mark.slow  # every offline command of every document, each in its own shell
 @pytest.mark.parametrize("cmd", ALL, ids=[c.name for c in ALL])
 def test_command_runs_as_written(
     cmd: Command, workspace: Path, tmp_path_factory: pytest.TempPathFactory

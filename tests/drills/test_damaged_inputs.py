@@ -316,6 +316,7 @@ def _argv(case: Case, src: Path, out: Path, base: dict[str, Path]) -> list[str]:
             "--store", str(base["store"].with_name("extract.sqlite"))]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_damaged_input(
     case: Case, base: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture

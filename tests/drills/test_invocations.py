@@ -433,6 +433,7 @@ def _param(case: Case):
     return pytest.param(case, id=case.id, marks=marks)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_malformed_invocation(case: Case, results) -> None:
     res, run_dir = results[case.id]
@@ -460,6 +461,7 @@ def test_malformed_invocation(case: Case, results) -> None:
 SAMPLE = ["coins_negative", "key_variable_unset", "header_authorization", "replay_miss", "unknown_game_key"]
 
 
+@pytest.mark.slow
 def test_batch_matches_real_subprocesses(results, tmp_path) -> None:
     """The batch driver behaves as the command line: same exit code and message for a sample."""
     (tmp_path / "a_file").write_text("x")

@@ -152,6 +152,7 @@ def test_config_problem_names_the_key(tree, key) -> None:
     assert (problem[0] if problem else None) == key
 
 
+@pytest.mark.slow
 def test_every_composed_preset_is_clean() -> None:
     """No shipped config file trips the rules (no false refusal of a preset)."""
     from trustsim.api import compose

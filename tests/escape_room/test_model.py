@@ -161,6 +161,7 @@ def test_reveal_after_game_leaves_a_reveal_event():
     assert not [e for e in quiet.events if e["type"] == "reveal"]
 
 
+@pytest.mark.slow
 def test_puzzles_are_unique_within_each_of_1000_sessions():
     options = make_options("T" * 11)
     policies = {s: NeverVerify() for s in "ABC"} | {"D": ScriptedPartner()}

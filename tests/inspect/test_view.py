@@ -10,6 +10,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 from tests.view.test_browser import CHROMIUM_ARGS, _chromium
 
@@ -22,6 +24,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.browser
 def test_inspect_view_shows_the_task_a_sample_and_its_game(mockllm_log):
     executable = _chromium()
     from playwright.sync_api import sync_playwright

@@ -286,6 +286,7 @@ SHAPES = {
 }
 
 
+@pytest.mark.slow
 def test_settings_that_shape_the_request_send_when_changed(run_job_dir, tmp_path, monkeypatch) -> None:
     """Keyed through the messages and generation settings they produce (an escape-room round)."""
     assert set(SHAPES) == set(keying.MODEL_SHAPES_REQUEST)

@@ -34,6 +34,7 @@ def puzzle_calls_expected(decisions: pd.DataFrame, seats: list[str]) -> int:
     return len(games) + int((mine["resolved_action"] == "verify").sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("store", ["store_path", "store_dir"])
 def test_two_models_each_server_gets_only_its_seats_requests(servers, run_job_dir, tmp_path, store) -> None:
     """Each seat's client reaches its own server with its own key; every client shares the job's request

@@ -177,6 +177,7 @@ def test_estimates_add_up_and_survive_json() -> None:
     assert Estimate.from_dict(json.loads(json.dumps(a.to_dict()))) == a
 
 
+@pytest.mark.slow
 def test_cli_preview_of_a_sweep_needs_no_key_and_writes_no_run(tmp_path: Path) -> None:
     """The issue's command, cut to two seeds: no key set, nothing sent, a total printed."""
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
@@ -359,6 +360,7 @@ def test_a_game_declares_its_short_answers_for_the_preview() -> None:
     assert play.short == {"solve", "own_answer"}  # puzzle answers are numbers; reflections are reasoned
 
 
+@pytest.mark.slow
 def test_preview_prices_the_providers_prompt_caches(tmp_path: Path) -> None:
     """OpenAI caches repeated prefixes by itself; Anthropic only the prefix ``model.prompt_cache`` marks."""
     from trustsim.llm.config import parse_model_config

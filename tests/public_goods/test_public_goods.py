@@ -69,6 +69,7 @@ def test_the_plugin_is_found_and_touches_nothing_else():
     assert not (repo / "conf" / "game" / f"{GAME}.yaml").exists() and not (repo / "games" / GAME).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("check", CONTRACT_TESTS, ids=lambda f: f.__name__)
 def test_the_game_passes_the_contract(check, request, tmp_path, played):
     """Every contract test (tests/contract) with this game as its parameter."""

@@ -153,6 +153,7 @@ api.run(None, ["+experiment=mid2strike", "agent=bayes", "progress=false"], Path(
 """
 
 
+@pytest.mark.slow
 def test_kill_minus_9_loses_at_most_the_game_in_progress(tmp_path: Path) -> None:
     """Events and rows are buffered, but flushed before every game: killed in game 3, the run directory holds
     games 1 and 2 in full (events and every table) and nothing of game 3 but, at most, some of its events."""

@@ -100,6 +100,7 @@ def by_name(jobs: list[st.JobStatus]) -> dict[str, st.JobStatus]:
     return {Path(j.path).name[:3]: j for j in jobs}
 
 
+@pytest.mark.slow
 def test_statuses_units_and_reasons(sweep: Path) -> None:
     jobs = by_name(st.collect([sweep]))
     assert {k: j.status for k, j in jobs.items()} == {

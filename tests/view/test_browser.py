@@ -19,6 +19,7 @@ from tests.conftest import REPO
 from .conftest import INVALID_TEXT, read_data
 
 ARTIFACTS = REPO / "outputs" / "test-artifacts" / "viewer"
+pytestmark = pytest.mark.browser
 CHROMIUM_ARGS = [
     "--no-sandbox", "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
