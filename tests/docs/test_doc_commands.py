@@ -64,7 +64,7 @@ SKIP_RULES: list[tuple[str, str]] = [
     ),
     (r"tests/benchmarks/", "a benchmark (minutes; prints numbers)"),
     (r"^sqlite3\b", "reads the request store of an LLM run"),
-    (r"^python -m trustsim\.store\b", "reads or prunes the request store of an LLM run"),
+    (r"^python -m trustsim\.store_cli\b", "reads or prunes the request store of an LLM run"),
     (r"^(?!.*\bpreview=true\b).*\+plan=", "runs a plan's jobs (its models need API keys)"),
     (
         r"^inspect (eval|eval-set|eval-retry|score)\b(?!.*--model mockllm/)",

@@ -1,13 +1,13 @@
 """Drills: a damaged, emptied or foreign request store, made in the test, against the project's fault server.
 
 - Random pages overwritten in the middle of the store: the run stops at start (exit 2) naming the file,
-  ``llm.store_path`` and ``python -m trustsim.store ... recover``; 0 requests sent; ``trustsim.store info`` says
+  ``llm.store_path`` and ``python -m trustsim.store_cli ... recover``; 0 requests sent; ``trustsim.store_cli info`` says
   the same in one line. ``recover`` copies every readable answer into a new store; the same command on it
   sends only the requests whose answers were lost, and gives the same tables.
 - The store truncated to 0 bytes, or replaced by a foreign file: exit 2 naming it, 0 requests sent, the file
   left as it is (never re-created).
 - A damaged shard in ``llm.store_dir``: exit 2 naming the shard and ``llm.store_dir``, 0 requests sent.
-- ``trustsim.store info/prune/merge/recover`` on every kind of bad store: one line, exit 2, no traceback.
+- ``trustsim.store_cli info/prune/merge/recover`` on every kind of bad store: one line, exit 2, no traceback.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 
 from trustsim.llm.fake_server import FakeServer
 from trustsim.llm.store import RequestStore
-from trustsim.store.__main__ import main as store_main
+from trustsim.store_cli.__main__ import main as store_main
 
 from .helpers import REPO, TABLES, TRACEBACK, cli_env, llm_overrides, manifest, run_cli
 
@@ -49,7 +49,7 @@ def rows(path: Path) -> int:
 
 def store_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "trustsim.store", *args],
+        [sys.executable, "-m", "trustsim.store_cli", *args],
         capture_output=True, text=True, cwd=REPO, env=cli_env(), timeout=120,
     )  # fmt: skip
 
@@ -92,7 +92,7 @@ def test_a_damaged_store_is_refused_then_recovered(first_run, server, tmp_path) 
     assert (
         "llm.store_path" in refused.stderr and str(store) in refused.stderr and "is damaged" in refused.stderr
     )
-    assert f"python -m trustsim.store --path {store} recover" in refused.stderr
+    assert f"python -m trustsim.store_cli --path {store} recover" in refused.stderr
     assert TRACEBACK not in refused.stderr and "re-run the same command to resume" not in refused.stderr
     failure = manifest(tmp_path / "refused")["failure"]
     assert "llm.store_path" in failure["reason"] and "recover" in failure["resume"]
@@ -185,7 +185,7 @@ def test_damaged_and_emptied_shards_are_refused(server, tmp_path) -> None:
 
 
 def test_store_commands_never_print_a_traceback(first_run, tmp_path, capsys) -> None:
-    """In-process (the ``main`` of ``python -m trustsim.store``; the damaged-store drill also runs it as a real
+    """In-process (the ``main`` of ``python -m trustsim.store_cli``; the damaged-store drill also runs it as a real
     process): every command on every kind of bad store is one line on stderr and exit code 2."""
     damaged = _copy(first_run, "cmd_damaged.sqlite")
     corrupt_pages(damaged, [3, 4, 5])
@@ -206,7 +206,9 @@ def test_store_commands_never_print_a_traceback(first_run, tmp_path, capsys) -> 
             code = store_main(["--path", str(target), *command])
             out = capsys.readouterr()
             assert code == 2 and TRACEBACK not in out.out + out.err, (path.name, command, out)
-            assert len(out.err.strip().splitlines()) == 1 and out.err.startswith("trustsim.store: "), out.err
+            assert len(out.err.strip().splitlines()) == 1 and out.err.startswith("trustsim.store_cli: "), (
+                out.err
+            )
 
 
 def test_a_full_check_is_an_option(first_run, tmp_path) -> None:

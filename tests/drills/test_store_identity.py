@@ -26,8 +26,8 @@ from trustsim.llm.store import (
     canonical_request,
     request_key,
 )
-from trustsim.store.__main__ import main as store_main
-from trustsim.store.manage import StoreCommandError, merge, recover, valid_row
+from trustsim.store_cli.__main__ import main as store_main
+from trustsim.store_cli.manage import StoreCommandError, merge, recover, valid_row
 
 ANSWERS = 77
 

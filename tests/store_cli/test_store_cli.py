@@ -1,4 +1,4 @@
-"""``python -m trustsim.store``: info and prune on a store written by the real client (litellm mock_response)."""
+"""``python -m trustsim.store_cli``: info and prune on a store written by the real client (litellm mock_response)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import pytest
 import trustsim.llm.store as llm_store
 from tests.llm.helpers import REPO, client_of, llm_dict, read_only
 from trustsim.llm import ChatRequest
-from trustsim.store import prune, store_info
-from trustsim.store.__main__ import main
+from trustsim.store_cli import prune, store_info
+from trustsim.store_cli.__main__ import main
 
 DAY = 86400.0
 OLD = time.time() - 40 * DAY
@@ -117,13 +117,14 @@ def test_prune_errors(store: Path, tmp_path: Path, capsys) -> None:
 def test_read_only_store_refuses_prune(store: Path) -> None:
     folder = store.parent
     with read_only(folder) as prefix:
-        code = "from trustsim.store.__main__ import main; import sys; sys.exit(main(sys.argv[1:]))"
+        code = "from trustsim.store_cli.__main__ import main; import sys; sys.exit(main(sys.argv[1:]))"
         base = [*prefix, sys.executable, "-c", code, "--path", str(store)]
         env = {**os.environ, "PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
         pruned = subprocess.run([*base, "prune", "--model", "openai/gpt-4o"], capture_output=True, text=True,
                                 cwd=REPO, env=env, timeout=120)  # fmt: skip
-        info = subprocess.run([*base, "--json", "info"], capture_output=True, text=True, cwd=REPO, env=env,
-                              timeout=120)  # fmt: skip
+        info = subprocess.run(
+            [*base, "--json", "info"], capture_output=True, text=True, cwd=REPO, env=env, timeout=120
+        )
     assert pruned.returncode == 2 and "read-only" in pruned.stderr and "Traceback" not in pruned.stderr
     assert info.returncode == 0, info.stderr
     assert json.loads(info.stdout)["responses"] == 7

@@ -20,8 +20,10 @@ def stored(shards: Path) -> set[str]:
     out: set[str] = set()
     for shard in shards.glob("*.sqlite"):
         with sqlite3.connect(f"{shard.resolve().as_uri()}?mode=ro", uri=True) as conn:
-            out |= {json.dumps(json.loads(r)["messages"], sort_keys=True)
-                    for (r,) in conn.execute("SELECT request FROM responses")}  # fmt: skip
+            out |= {
+                json.dumps(json.loads(r)["messages"], sort_keys=True)
+                for (r,) in conn.execute("SELECT request FROM responses")
+            }
     return out
 
 

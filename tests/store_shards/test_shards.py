@@ -25,8 +25,8 @@ from trustsim.llm.store import (
     canonical_request,
     request_key,
 )
-from trustsim.store import merge, prune, store_info
-from trustsim.store.__main__ import main
+from trustsim.store_cli import merge, prune, store_info
+from trustsim.store_cli.__main__ import main
 
 JOB_A, JOB_B, JOB_C = "a" * 64, "b" * 64, "c" * 64
 
@@ -184,7 +184,9 @@ def test_old_store_is_migrated_and_still_replays(tmp_path: Path) -> None:
         conn.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()[0] == "3"
     )  # job, cache tokens
     assert sorted(conn.execute("SELECT text, job FROM responses").fetchall()) == [
-        ("answer to new", JOB_A), ("old answer", None)]  # fmt: skip
+        ("answer to new", JOB_A),
+        ("old answer", None),
+    ]
 
 
 def test_merge_info_and_prune_on_a_shard_directory(tmp_path: Path, capsys) -> None:
@@ -244,8 +246,10 @@ def test_client_with_store_dir_replays_other_jobs_and_reruns_send_nothing(fake_s
     assert replay.store is not None and not list(shards.glob(f"{JOB_C[:16]}*"))  # replay writes nothing
     asyncio.run(replay.aclose())
     with pytest.raises(StoreError, match=r"llm\.store_dir"):
-        client_of(model_dict(fake_server.api_base), {**llm, "store_dir": str(tmp_path / "none"),
-                                                        "replay_only": True})  # fmt: skip
+        client_of(
+            model_dict(fake_server.api_base),
+            {**llm, "store_dir": str(tmp_path / "none"), "replay_only": True},
+        )
 
 
 def test_other_shards_do_not_hold_open_files(tmp_path: Path) -> None:

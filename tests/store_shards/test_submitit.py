@@ -13,7 +13,7 @@ import pytest
 
 from tests.llm.helpers import REPO
 from trustsim.llm.fake_server import FakeServer
-from trustsim.store import merge, store_info
+from trustsim.store_cli import merge, store_info
 
 SEEDS = (0, 1, 2)
 LOCK_ERRORS = (

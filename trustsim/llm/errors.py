@@ -106,12 +106,12 @@ def recover_advice(path: Path, problem: str, key: str) -> str:
     recovered = path.with_name(f"{path.stem}-recovered{path.suffix}")
     if key == "llm.store_dir":
         return (
-            f"copy its readable answers into a new shard: python -m trustsim.store --path {path} recover "
+            f"copy its readable answers into a new shard: python -m trustsim.store_cli --path {path} recover "
             f"--out {recovered}, move the damaged shard out of the directory (mv {path} {path}.damaged), "
             "then re-run the same command: recovered answers are replayed"
         )
     return (
-        f"copy its readable answers into a new store: python -m trustsim.store --path {path} recover "
+        f"copy its readable answers into a new store: python -m trustsim.store_cli --path {path} recover "
         f"--out {recovered}, then re-run the same command with {key}={recovered}: recovered answers are "
         "replayed, only the unreadable ones are sent again"
     )

@@ -30,7 +30,7 @@ from trustsim.llm.store import (
     writer_alive,
     writer_holder,
 )
-from trustsim.store.pages import leaf_records
+from trustsim.store_cli.pages import leaf_records
 
 DAY_S = 86400.0
 _GROUP_SQL = (
@@ -108,7 +108,7 @@ def damage_message(exc: StoreDamaged) -> str:
     if "damaged" in exc.problem:
         return (
             f"{exc}; copy its readable answers into a new store with: "
-            f"python -m trustsim.store --path {exc.path} recover"
+            f"python -m trustsim.store_cli --path {exc.path} recover"
         )
     return str(exc)
 
@@ -133,8 +133,10 @@ def live_writers(directory: Path) -> list[str]:
     for lock in sorted(directory.glob(f"*{LOCK_SUFFIX}")):
         holder = writer_holder(lock)
         if writer_alive(holder):
-            out.append(f"{lock.name[: -len(LOCK_SUFFIX)]} (pid {holder.get('pid', '?')} on host "
-                       f"{holder.get('host', '?')})")  # fmt: skip
+            out.append(
+                f"{lock.name[: -len(LOCK_SUFFIX)]} (pid {holder.get('pid', '?')} on host "
+                f"{holder.get('host', '?')})"
+            )
     return out
 
 
@@ -162,7 +164,8 @@ def store_info(path: str | Path) -> StoreInfo:
 
 
 def _where(models: list[str], older_than_days: float | None, now: float) -> tuple[str, list[Any]]:
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[Any] = []
     if models:
         clauses.append(f"model IN ({','.join('?' * len(models))})")
         params += models
@@ -353,7 +356,7 @@ def recover(source: str | Path, out: str | Path | None = None) -> dict[str, Any]
 
     Rows are read along every path SQLite offers, so a damaged page loses only the rows it held: a scan in
     rowid order resumed past each damaged stretch, the rowids the key and job indexes still list, then each
-    remaining rowid on its own; then the table's leaf pages themselves (:mod:`trustsim.store.pages`), which
+    remaining rowid on its own; then the table's leaf pages themselves (:mod:`trustsim.store_cli.pages`), which
     still hold their rows when a page above them (the table's root) is damaged. Only a row that proves itself
     a response is copied (:func:`valid_row`: its columns' types, no NUL in its text, a key that is the hash
     of its own request). Returns the counts: ``recovered`` (written to ``out``), ``unreadable`` (rows known

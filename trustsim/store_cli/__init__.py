@@ -1,4 +1,4 @@
-"""``python -m trustsim.store``: look after the request store (size and counts; prune by model or age; merge
+"""``python -m trustsim.store_cli``: look after the request store (size and counts; prune by model or age; merge
 shards).
 
 Works on a store file (``llm.store_path``) or a shard directory (``llm.store_dir``). ``info`` opens stores
@@ -6,6 +6,6 @@ read-only; ``prune`` deletes in one transaction per file; ``merge`` copies respo
 de-duplicated by request key (see :mod:`trustsim.llm.store`).
 """
 
-from trustsim.store.manage import StoreInfo, merge, prune, store_info
+from trustsim.store_cli.manage import StoreInfo, merge, prune, store_info
 
 __all__ = ["StoreInfo", "merge", "prune", "store_info"]

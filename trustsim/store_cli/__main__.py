@@ -1,4 +1,4 @@
-"""``python -m trustsim.store [--path STORE|DIR] {info,prune,merge,recover}``: the request store's size and
+"""``python -m trustsim.store_cli [--path STORE|DIR] {info,prune,merge,recover}``: the request store's size and
 counts; pruning; merging shards (``llm.store_dir``) into one store; recovering the readable answers of a
 damaged store into a new one. Every failure is one line on stderr and exit code 2, never a traceback."""
 
@@ -13,17 +13,18 @@ from dataclasses import asdict
 from typing import Any
 
 from trustsim.llm.store import StoreDamaged
-from trustsim.store.manage import StoreCommandError, damage_message, merge, prune, recover, store_info
+from trustsim.store_cli.manage import StoreCommandError, damage_message, merge, prune, recover, store_info
 
 DEFAULT_STORE = "outputs/request_store.sqlite"  # conf/llm/default.yaml llm.store_path
 
 
 def _size(n: int) -> str:
+    size = float(n)
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
+        if size < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return str(size)
 
 
 def _table(rows: list[dict[str, Any]], key: str) -> list[str]:
@@ -34,8 +35,10 @@ def _table(rows: list[dict[str, Any]], key: str) -> list[str]:
         for r in rows
     ]  # fmt: skip
     widths = [max(len(c[i]) for c in [header, *cells]) for i in range(len(header))]
-    return ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-            for row in [header, *cells]]  # fmt: skip
+    return [
+        "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *cells]
+    ]
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -90,8 +93,10 @@ def _merge(args: argparse.Namespace) -> int:
         return 0
     for r in result["sources"]:
         conflicts = f", {r['conflicts']} with a different answer (kept the first)" if r["conflicts"] else ""
-        print(f"  {r['source']}: {r['responses']} read, {r['added']} added, {r['duplicates']} duplicate(s)"
-              f"{conflicts}")  # fmt: skip
+        print(
+            f"  {r['source']}: {r['responses']} read, {r['added']} added, {r['duplicates']} duplicate(s)"
+            f"{conflicts}"
+        )
     print(
         f"merged {len(result['sources'])} store(s) into {result['out']}: {result['added']} response(s) added, "
         f"{result['responses']} in all"
@@ -119,7 +124,7 @@ def _recover(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m trustsim.store",
+        prog="python -m trustsim.store_cli",
         description="The request store: size and counts; pruning; merging; recovering a damaged store.",
     )
     parser.add_argument(
@@ -154,8 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (sqlite3.Error, OSError) as exc:  # a store damaged in a way no check caught, a folder gone...
         message = f"cannot read or write the store at {args.path}: {type(exc).__name__}: {exc}"
         if isinstance(exc, sqlite3.Error):
-            message += f"; if it is damaged: python -m trustsim.store --path {args.path} recover"
-    print(f"trustsim.store: {message}", file=sys.stderr)
+            message += f"; if it is damaged: python -m trustsim.store_cli --path {args.path} recover"
+    print(f"trustsim.store_cli: {message}", file=sys.stderr)
     return 2
 
 

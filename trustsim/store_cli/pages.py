@@ -3,7 +3,7 @@
 When a damaged interior page (the table's root, say) hides intact leaves from every SQL path, ``recover``
 walks the file page by page: every table-leaf page (type 0x0D) not on the freelist, every cell on it (with
 its overflow chain), decoded as a SQLite record (https://www.sqlite.org/fileformat.html). Only records that
-prove themselves a response are kept (:func:`trustsim.store.manage.valid_row`: the right columns and types,
+prove themselves a response are kept (:func:`trustsim.store_cli.manage.valid_row`: the right columns and types,
 and a key that is the hash of its own request), so a cell of another table, a stale copy or a torn one is
 never taken for an answer.
 """
