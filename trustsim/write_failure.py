@@ -100,8 +100,10 @@ def _drop_log_file(logger: logging.Logger, handler: logging.FileHandler, record:
     logger.removeHandler(handler)
     with contextlib.suppress(Exception):
         handler.close()
-    print(f"trustsim: the job log {handler.baseFilename} cannot be written ({_reason(exc)}); it stops here",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"trustsim: the job log {handler.baseFilename} cannot be written ({_reason(exc)}); it stops here",
+        file=sys.stderr,
+    )
 
 
 def _reason(exc: BaseException) -> str:

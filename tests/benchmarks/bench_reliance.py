@@ -55,8 +55,10 @@ def main() -> None:
     counts = quality_gates(lib)["counts"]
     nodes, branches = counts["decision_nodes"], counts["feedback_branches"]
     total = [s + e for s, e in zip(solve_times, export_times, strict=True)]
-    print(f"library: {len(lib.solutions)} scenarios ({counts['main']} main, {counts['specialised']} specialised, "
-          f"{len(lib.fixtures)} fixtures), {nodes} decision nodes, {branches} feedback branches")  # fmt: skip
+    print(
+        f"library: {len(lib.solutions)} scenarios ({counts['main']} main, {counts['specialised']} specialised, "
+        f"{len(lib.fixtures)} fixtures), {nodes} decision nodes, {branches} feedback branches"
+    )
     for label, xs in (("build+solve", solve_times), ("export", export_times), ("build+solve+export", total)):
         print(f"  {label:<19} best {min(xs):.3f} s  median {statistics.median(xs):.3f} s")
     print(
@@ -80,8 +82,10 @@ def main() -> None:
         wall = time.perf_counter() - t0
         cpu = time.process_time() - c0
         decisions = sum(1 for _ in (Path(tmp) / "run" / "stages.csv").open()) - 1
-    print(f"oracle through the engine: {counts['main'] + counts['specialised']} scenarios, {decisions} decisions "
-          f"in {wall:.2f} s wall, {cpu:.2f} s CPU ({decisions / wall:,.0f} decisions/s; includes building the library once)")  # fmt: skip
+    print(
+        f"oracle through the engine: {counts['main'] + counts['specialised']} scenarios, {decisions} decisions "
+        f"in {wall:.2f} s wall, {cpu:.2f} s CPU ({decisions / wall:,.0f} decisions/s; includes building the library once)"
+    )
 
 
 if __name__ == "__main__":

@@ -69,8 +69,10 @@ def manifest(run: Path) -> dict:
 def stored(store: Path) -> tuple[int, float, set[str]]:
     conn = sqlite3.connect(store)
     n, spend = conn.execute("SELECT COUNT(*), COALESCE(SUM(cost_usd), 0) FROM responses").fetchone()
-    messages = {json.dumps(json.loads(r)["messages"], sort_keys=True) for (r,) in conn.execute(
-        "SELECT request FROM responses")}  # fmt: skip
+    messages = {
+        json.dumps(json.loads(r)["messages"], sort_keys=True)
+        for (r,) in conn.execute("SELECT request FROM responses")
+    }
     conn.close()
     return n, spend, messages
 

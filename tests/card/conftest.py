@@ -80,8 +80,9 @@ def manifests(sweep: Path) -> list[dict[str, Any]]:
 @pytest.fixture(scope="session")
 def offline_sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     sweep = tmp_path_factory.mktemp("card_offline") / "sweep"
-    proc = trustsim("-m", "+experiment=trustcard_offline", "card.size=smoke", f"hydra.sweep.dir={sweep}",
-                    "progress=false")  # fmt: skip
+    proc = trustsim(
+        "-m", "+experiment=trustcard_offline", "card.size=smoke", f"hydra.sweep.dir={sweep}", "progress=false"
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return sweep, proc.stdout
 

@@ -27,8 +27,9 @@ def python_blocks(text: str) -> str:
 
 def api_examples() -> tuple[doctest.DocTest, list[str]]:
     """docs/api.md as one doctest, less the skipped examples (returned with their reasons)."""
-    test = doctest.DocTestParser().get_doctest(python_blocks(API_MD.read_text(encoding="utf-8")), {}, "api.md",
-                                               str(API_MD), 0)  # fmt: skip
+    test = doctest.DocTestParser().get_doctest(
+        python_blocks(API_MD.read_text(encoding="utf-8")), {}, "api.md", str(API_MD), 0
+    )
     kept, skipped = [], []
     for example in test.examples:
         reason = next((why for pattern, why in SKIP if re.search(pattern, example.source)), None)

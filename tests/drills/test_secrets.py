@@ -110,11 +110,13 @@ def drill(tmp_path_factory):
     query_run = cli([*base, f"model.api_base=http://127.0.0.1:9/v1?key={url_key}"], "query")
     with FakeServer() as gateway:  # the documented custom header: a variable name; its value is a secret
         header_env = cli(
-            [*llm_overrides(gateway.api_base, store, "seed=7", key_env=CUSTOM_ENV),
-             "+model.headers_env.X-Api-Key=DRILL_GATEWAY_HEADER"],
+            [
+                *llm_overrides(gateway.api_base, store, "seed=7", key_env=CUSTOM_ENV),
+                "+model.headers_env.X-Api-Key=DRILL_GATEWAY_HEADER",
+            ],
             "header_env",
             DRILL_GATEWAY_HEADER=gateway_value,
-        )  # fmt: skip
+        )
         gateway_sent = [h.get("x-api-key", "") for h in gateway.headers]
     analysis = subprocess.run(
         [

@@ -54,8 +54,10 @@ def test_a_long_answer_from_the_server_is_a_valid_move(tmp_path) -> None:
 
 
 def _scripted_run(tmp_path, name: str):
-    done = run_cli(["+experiment=mid2strike", "agent=bayes", "game.games=1", f"hydra.run.dir={tmp_path / name}"],
-                   tmp_path)  # fmt: skip
+    done = run_cli(
+        ["+experiment=mid2strike", "agent=bayes", "game.games=1", f"hydra.run.dir={tmp_path / name}"],
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return tmp_path / name
 
@@ -88,7 +90,9 @@ def test_a_store_dir_that_cannot_be_a_folder_gets_the_right_advice(tmp_path, kin
     (tmp_path / "a_file").write_text("x")
     folder = tmp_path / "a_file" if kind == "a_file" else tmp_path / "a_file" / "shards"
     with pytest.raises(StoreError) as info:
-        client_of(model_dict("http://127.0.0.1:9/v1", api_key_env=None), llm_dict(tmp_path / "s.sqlite",
-                     store_dir=str(folder)))  # fmt: skip
+        client_of(
+            model_dict("http://127.0.0.1:9/v1", api_key_env=None),
+            llm_dict(tmp_path / "s.sqlite", store_dir=str(folder)),
+        )
     assert info.value.key == "llm.store_dir" and "replay_only" not in info.value.resume
     assert "names a folder of shards" in info.value.resume

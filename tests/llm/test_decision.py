@@ -239,8 +239,10 @@ def test_kit_through_the_client_and_the_wire(fake_server, make_client) -> None:
         answer = await kit.decide([{"role": "user", "content": "move?"}], parse_move, schema=SCHEMA)
         again = await kit.decide([{"role": "user", "content": "move?"}], parse_move, schema=SCHEMA)
         rerun = DecisionKit(client, sample=5)  # a re-run of the same seat: the same draws
-        replay = [await rerun.decide([{"role": "user", "content": "move?"}], parse_move, schema=SCHEMA)
-                  for _ in range(2)]  # fmt: skip
+        replay = [
+            await rerun.decide([{"role": "user", "content": "move?"}], parse_move, schema=SCHEMA)
+            for _ in range(2)
+        ]
         await client.aclose()
         return answer, again, replay
 

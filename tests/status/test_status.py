@@ -79,7 +79,7 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "progress=false",
         f"hydra.sweep.dir={sweep_dir}",
         "hydra/launcher=basic",
-    )  # fmt: skip  (the basic launcher runs the valid job; trustsim's refuses the whole sweep first)
+    )  # the basic launcher runs the valid job; trustsim's refuses the whole sweep first
     assert proc.returncode == 1, proc.stderr  # the failed job makes the sweep exit 1
     assert (sweep_dir / "jobs.csv").is_file()
     complete, _failed = sorted(p for p in sweep_dir.iterdir() if p.is_dir())

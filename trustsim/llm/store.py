@@ -470,9 +470,11 @@ def check_identity(conn: sqlite3.Connection, path: Path) -> None:
     have = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
     if missing := sorted(BASE_COLUMNS - have):
         raise StoreDamaged(
-            path, f"{NOT_A_STORE_PREFIX} (its responses table lacks {', '.join(missing[:4])}"
-            + (f" and {len(missing) - 4} more" if len(missing) > 4 else "") + ")"
-        )  # fmt: skip
+            path,
+            f"{NOT_A_STORE_PREFIX} (its responses table lacks {', '.join(missing[:4])}"
+            + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+            + ")",
+        )
     if "meta" not in tables:
         return
     for name, known in (("schema_version", SCHEMA_VERSION), ("key_version", KEY_VERSION)):

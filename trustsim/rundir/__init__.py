@@ -93,4 +93,4 @@ __all__ = [
     "write_failed_manifest",
     "write_json_atomic",
     "write_table",
-]  # fmt: skip
+]

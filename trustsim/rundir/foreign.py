@@ -91,14 +91,16 @@ def refuse_special(folder: Path, key: str = "hydra.run.dir") -> None:
     resolved = folder.resolve()
     if resolved == Path.cwd().resolve():
         raise RunDirForeign(
-            key, f"'{folder}' is the working directory itself ({resolved}); a run never writes there: name a folder "
-            f"of its own, e.g. {key}=outputs/runs/my-run"
-        )  # fmt: skip
-    if resolved == Path(resolved.anchor):
+            key,
+            f"'{folder}' is the working directory itself ({resolved}); a run never writes there: name a folder "
+            f"of its own, e.g. {key}=outputs/runs/my-run",
+        )
+    if resolved.parent == resolved:  # the filesystem root
         raise RunDirForeign(
-            key, f"'{folder}' is the filesystem root; a run never writes there: name a folder of its own, "
-            f"e.g. {key}=outputs/runs/my-run"
-        )  # fmt: skip
+            key,
+            f"'{folder}' is the filesystem root; a run never writes there: name a folder of its own, "
+            f"e.g. {key}=outputs/runs/my-run",
+        )
 
 
 def check_run_dir(run_dir: str | Path, key: str = "hydra.run.dir") -> None:
@@ -114,9 +116,10 @@ def check_run_dir(run_dir: str | Path, key: str = "hydra.run.dir") -> None:
     foreign = foreign_files(folder)
     if foreign:
         raise RunDirForeign(
-            key, f"{folder} is not a trustsim run directory: it holds files that no trustsim run wrote "
-            f"({_shown(foreign)}); nothing was written there. {RunDirForeign.resume}"
-        )  # fmt: skip
+            key,
+            f"{folder} is not a trustsim run directory: it holds files that no trustsim run wrote "
+            f"({_shown(foreign)}); nothing was written there. {RunDirForeign.resume}",
+        )
 
 
 def check_sweep_dir(sweep_dir: str | Path, key: str = "hydra.sweep.dir") -> None:
@@ -129,7 +132,8 @@ def check_sweep_dir(sweep_dir: str | Path, key: str = "hydra.sweep.dir") -> None
     foreign = [f for f in _files(folder, top_only=True) if f not in SWEEP_OWNED]
     if foreign:
         raise RunDirForeign(
-            key, f"{folder} is not a trustsim sweep directory: it holds files that no trustsim sweep wrote "
+            key,
+            f"{folder} is not a trustsim sweep directory: it holds files that no trustsim sweep wrote "
             f"({_shown(foreign)}); nothing was written there. Choose a new or empty folder (e.g. "
-            f"{key}=outputs/sweeps/my-sweep), or move those files away"
-        )  # fmt: skip
+            f"{key}=outputs/sweeps/my-sweep), or move those files away",
+        )
