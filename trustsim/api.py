@@ -158,5 +158,5 @@ def run_config(
     Returns the exit code. ``valid`` and ``runtime``: a launcher's (see :func:`trustsim.job.run_job`)."""
     args = list(overrides) if overrides is not None else None
     if cfg.get("preview") is True:  # send nothing; print requests, tokens, cost; no lock, manifest or table
-        return run_preview(cfg, Path(run_dir), args)
+        return run_preview(cfg, Path(run_dir), args, in_sweep=runtime is not None)
     return run_job(cfg, Path(run_dir), args, valid=valid, runtime=runtime)

@@ -150,6 +150,32 @@ def test_a_local_model_costs_nothing_and_a_model_without_price_is_unknown(tmp_pa
     assert scripted.requests == 0 and scripted.cost_high == 0.0
 
 
+def test_the_embedded_model_gets_an_expected_time_from_its_measured_pace(tmp_path: Path) -> None:
+    from trustsim.llm.store import RequestStore, StoredResponse
+
+    path = tmp_path / "s.sqlite"
+    cfg = api.compose("mid2strike", ["agent=llm", "model=smollm2", "game.games=1", f"llm.store_path={path}"])
+    first = estimate(cfg)
+    assert first.local_s is None and "no answers of it in the request store" in first.local_pace[0]
+    assert any(line.startswith("  time on the embedded model unknown") for line in preview_lines(first))
+    store = RequestStore(path)
+    for i, seconds in enumerate([1.0, 2.0, 3.0, 4.0, 100.0]):  # another job's answers: median 3 s per call
+        response = StoredResponse("x", 10, 5, 0.0, seconds)
+        store.put(f"k{i}", model="trustsim/smollm2", api_base=None, sample=0, purpose="p", canonical="{}",
+                  response=response)  # fmt: skip
+    store.close()
+    timed = estimate(cfg)
+    assert timed.to_send == first.to_send > 0
+    assert timed.local_s == pytest.approx(3.0 * timed.to_send)
+    assert "3.00 s per call, the median of 5 stored answers" in timed.local_pace[0]
+    shown = next(line for line in preview_lines(timed) if "time on the embedded model" in line)
+    assert "≈ " in shown and "one call after another" in shown
+    priced = estimate(
+        api.compose("mid2strike", ["agent=llm", "model=gpt-5.1", "game.games=1", f"llm.store_path={path}"])
+    )
+    assert priced.local_pace == () and not any("embedded" in line for line in preview_lines(priced))
+
+
 def test_estimates_add_up_and_survive_json() -> None:
     a = Estimate(
         decisions=3,
@@ -202,8 +228,11 @@ def test_cli_preview_of_a_sweep_needs_no_key_and_writes_no_run(tmp_path: Path) -
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
-    assert out.count("trustsim: preview (nothing sent) of") == 4
+    assert "trustsim: preview (nothing sent) of" not in out  # no block per job: the sweep ends in one table
     assert "preview total over 4 jobs" in out
+    table = out[out.index("  job ") :].splitlines()
+    assert len(table) == 1 + 4 + 1 and table[-1].lstrip().startswith("total ")
+    assert all("seed=" in row for row in table[1:5]) and len(out.splitlines()) < 25
     assert "cost ≈ $" in out and " expected ($" in out
     assert "price gpt-5.1: $1.25 in / $10 out / $0.125 cache read per Mtok" in out
     assert "with prompt caching: ≈ $" in out

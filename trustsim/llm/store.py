@@ -174,6 +174,13 @@ def answer_lengths_of(conn: sqlite3.Connection, model: str, purpose: str) -> lis
     return [int(row[0]) for row in conn.execute(sql, (model, purpose))]
 
 
+def answer_latencies_of(conn: sqlite3.Connection, model: str) -> list[float]:
+    """Seconds each answer stored in one store file for ``model`` took to arrive (replays excluded: a replay
+    stores nothing)."""
+    sql = "SELECT latency_s FROM responses WHERE model = ? AND latency_s > 0"
+    return [float(row[0]) for row in conn.execute(sql, (model,))]
+
+
 class Store(Protocol):
     """What a client reads and writes of a request store: one file (:class:`RequestStore`), a shard directory
     (:class:`ShardedStore`) or preview's read-only view (``trustsim.preview.client.LookupStore``)."""
@@ -277,6 +284,10 @@ class RequestStore:
         """Completion tokens of the stored answers of ``model`` (litellm id) for ``purpose`` (preview's
         expected answer lengths)."""
         return answer_lengths_of(self._conn, model, purpose)
+
+    def answer_latencies(self, model: str) -> list[float]:
+        """Seconds per stored answer of ``model`` (preview's expected time on the embedded model)."""
+        return answer_latencies_of(self._conn, model)
 
     def meta(self, name: str) -> str | None:
         """A value of the store's ``meta`` table (None when absent)."""
@@ -783,6 +794,17 @@ class ShardedStore:
             if conn is not None:
                 with contextlib.suppress(sqlite3.Error):
                     out += answer_lengths_of(conn, model, purpose)
+        return out
+
+    def answer_latencies(self, model: str) -> list[float]:
+        """Seconds per stored answer of ``model``, over every shard."""
+        self._scan(force=True)
+        out = self._own.answer_latencies(model) if self._own is not None else []
+        for path in list(self._others):
+            conn = self._other(path)
+            if conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    out += answer_latencies_of(conn, model)
         return out
 
     def __len__(self) -> int:

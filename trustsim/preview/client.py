@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+import statistics
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from trustsim.llm.store import RequestStore, ShardedStore, StoredResponse
 from trustsim.llm.transport import CallResult
 from trustsim.llm.types import ChatRequest, ChatResponse
 from trustsim.preview import standin
-from trustsim.preview.lengths import AnswerLengths, Central
+from trustsim.preview.lengths import MIN_OBSERVED, AnswerLengths, Central
 
 # The round being played in the current task (set by the preview's recorder from ``round_start`` events;
 # None between games): which requests a shorter game would not make.
@@ -98,6 +99,15 @@ class LookupStore:
             return []
         try:
             return self._store.answer_lengths(model, purpose)
+        except sqlite3.Error:
+            return []
+
+    def answer_latencies(self, model: str) -> list[float]:
+        """Seconds per stored answer of ``model`` (none without a store)."""
+        if self._store is None:
+            return []
+        try:
+            return self._store.answer_latencies(model)
         except sqlite3.Error:
             return []
 
@@ -186,8 +196,10 @@ class PreviewClient(LLMClient):
         sharded = getattr(llm, "store_dir", None) is not None
         lookup = LookupStore(store_path, sharded=sharded)
         super().__init__(keyless, calm, lookup, transport=StandIn(model, play))
+        self.lookup = lookup
         self.lengths = AnswerLengths(lookup, play.short if play is not None else frozenset())
         self.requests: list[Request] = []
+        self.model_ids: set[str] = set()  # the litellm ids asked (the store's ``model`` column)
 
     async def complete(self, req: ChatRequest) -> ChatResponse:
         ask = CURRENT_ASK.get()
@@ -199,6 +211,7 @@ class PreviewClient(LLMClient):
             _LAST_CALL.reset(token)
         if not resp.cached:
             source = "send"
+            self.model_ids.add(self.route(req)[0])
             if call is not None:
                 model_id = self.route(req)[0]
                 expected = self.lengths.central(
@@ -218,6 +231,12 @@ class PreviewClient(LLMClient):
             )
         )
         return resp
+
+    def seconds_per_call(self) -> tuple[float, int] | None:
+        """The median seconds per stored answer of the models this client asked, with how many answers;
+        None below :data:`~trustsim.preview.lengths.MIN_OBSERVED` answers."""
+        latencies = [s for m in sorted(self.model_ids) for s in self.lookup.answer_latencies(m)]
+        return (statistics.median(latencies), len(latencies)) if len(latencies) >= MIN_OBSERVED else None
 
 
 def preview_client(

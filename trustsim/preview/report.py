@@ -15,7 +15,7 @@ the store's median answer for the model and purpose, else a prior).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,8 @@ class Estimate:
         game_length: ``fixed`` or ``range`` (the game's length depends on the model's choices).
         invalid: stand-in answers the kit's parser or the game refused (0 in every shipped game).
         jobs: jobs summed; prices: one line per model priced.
+        local_s, local_s_low: expected seconds of the requests to send to the embedded model, one call after
+            another at its measured pace (None: not measured yet); local_pace: one line per such model.
     """
 
     decisions: int = 0
@@ -92,6 +94,9 @@ class Estimate:
     notes: tuple[str, ...] = ()
     prices: tuple[str, ...] = ()
     invalid: int = 0
+    local_s: float | None = 0.0
+    local_s_low: float | None = 0.0
+    local_pace: tuple[str, ...] = ()
     jobs: int = 1
     failed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -104,7 +109,7 @@ class Estimate:
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             a, b = getattr(self, f.name), getattr(other, f.name)
-            if f.name.startswith("cost_"):
+            if f.name.startswith(("cost_", "local_s")):
                 out[f.name] = None if a is None or b is None else a + b
             elif f.name == "game_length":
                 out[f.name] = "range" if "range" in (a, b) else "fixed"
@@ -132,8 +137,16 @@ class Estimate:
         return cls(**values)
 
 
-def summarise(game: str, requests: Iterable[Request], price: Price | None, model_label: str) -> Estimate:
-    """The estimate of one client's requests in a job of ``game``."""
+def summarise(
+    game: str,
+    requests: Iterable[Request],
+    price: Price | None,
+    model_label: str,
+    pace: tuple[float, int] | bool | None = False,
+) -> Estimate:
+    """The estimate of one client's requests in a job of ``game``. ``pace``: for the embedded model, its
+    (median seconds per call, stored answers measured) from the request store, or None when not measured
+    (``False``: not the embedded model)."""
     requests = list(requests)
     length = game_spec(game).length
     skipped = length.skipped_by_shortest_play if length is not None else (lambda req: False)
@@ -168,6 +181,15 @@ def summarise(game: str, requests: Iterable[Request], price: Price | None, model
                 est.cached_tokens_low += call.cached_tokens
                 est.cache_write_tokens_low += call.cache_write_tokens
     est.completion_basis = tuple(dict.fromkeys(sorted(bases)))
+    if pace is not False and est.to_send:
+        send_low = sum(1 for r in requests if r.source == "send" and not skipped(r))
+        if pace is None:
+            est.local_s = est.local_s_low = None
+            est.local_pace = (f"{model_label}: no answers of it in the request store to time yet",)
+        elif isinstance(pace, tuple):
+            seconds, n = pace
+            est.local_s, est.local_s_low = est.to_send * seconds, send_low * seconds
+            est.local_pace = (f"{model_label}: {seconds:.2f} s per call, the median of {n:,} stored answers",)
     if est.requests_low != est.requests:
         est.game_length = "range"
         est.notes = (
@@ -266,6 +288,12 @@ def lines(est: Estimate) -> list[str]:
             "(e.g. game.games=1) stores answers whose median the next preview uses"
         )
     out.append(_cached_line(est))
+    if est.local_pace:
+        when = _time(est)
+        when = when if when == "unknown" else f"≈ {when}"
+        out.append(
+            f"  time on the embedded model {when}, one call after another ({'; '.join(est.local_pace)})"
+        )
     for price in est.prices:
         out.append(f"    price {price}")
     for note in est.notes:
@@ -273,6 +301,54 @@ def lines(est: Estimate) -> list[str]:
     if est.invalid:
         out.append(f"    warning: {est.invalid} stand-in answers were refused by the game's parser")
     return out
+
+
+def _clock(seconds: float) -> str:
+    s = round(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def _cost(est: Estimate) -> str:
+    """The expected cost, short (``unknown`` when a model has no price)."""
+    return "unknown" if est.cost_estimate is None else _money(est.cost_estimate)
+
+
+def _time(est: Estimate) -> str:
+    if est.local_s is None or est.local_s_low is None:
+        return "unknown"
+    low, high = _clock(est.local_s_low), _clock(est.local_s)
+    return high if low == high else f"{low}–{high}"
+
+
+def table(rows: Sequence[tuple[str, Estimate]]) -> str:
+    """One row per job (and a total row): requests, those to send, tokens, the expected cost and, for the
+    embedded model, the expected time."""
+    head = ("job", "decisions", "requests", "to send", "prompt tokens", "completion tokens", "cost")
+    timed = any(e.local_pace for _, e in rows)
+    body = [
+        (
+            name,
+            _span(e.decisions_low, e.decisions),
+            _span(e.requests_low, e.requests),
+            _span(e.requests_low - e.cached - e.repeats, e.to_send)
+            if e.game_length == "range"
+            else f"{e.to_send:,}",
+            _span(e.prompt_tokens_low, e.prompt_tokens),
+            f"≈ {e.completion_tokens:,}",
+            _cost(e),
+        )
+        + ((_time(e),) if timed else ())
+        for name, e in rows
+    ]
+    head += ("time (embedded)",) if timed else ()
+    widths = [max(len(r[i]) for r in (head, *body)) for i in range(len(head))]
+    return "\n".join(
+        "  "
+        + "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in (head, *body)
+    )
 
 
 def _cached_line(est: Estimate) -> str:

@@ -22,7 +22,7 @@ from trustsim.job import JobContext, one_line, print_warnings
 from trustsim.llm.config import ModelConfig
 from trustsim.llm.pricing import price_of
 from trustsim.preview.client import CURRENT_ROUND, PreviewClient, preview_client
-from trustsim.preview.report import Estimate, lines, play_for, summarise
+from trustsim.preview.report import Estimate, lines, play_for, summarise, table
 from trustsim.progress import make_progress
 from trustsim.rundir import RunRecorder
 from trustsim.rundir.schema import EventUnit
@@ -118,13 +118,15 @@ def _estimate(valid: Validated, base_dir: Path | None) -> Estimate:
         ctx = PreviewContext(valid, identify(valid), Path(tmp), recorder, base_dir)
         try:
             valid.game.run(ctx)
+            # the embedded model's measured pace, read while the store is open
+            paces = [c.seconds_per_call() if c.model.provider == "local" else False for c in ctx.clients]
         finally:
             ctx.close_llm()
             recorder.close()
     total = Estimate()
     game = valid.game.name
-    for client in ctx.clients:
-        total = total + summarise(game, client.requests, price_of(client.model), client.model.name)
+    for client, pace in zip(ctx.clients, paces, strict=True):
+        total = total + summarise(game, client.requests, price_of(client.model), client.model.name, pace)
     total.jobs = 1
     total.invalid += recorder.invalid
     total.extra = {"counts": dict(ctx.counts), "cell": dict(ctx.cell)}
@@ -140,9 +142,13 @@ def title(cfg: dict[str, Any], overrides: Sequence[str] | None) -> str:
     )
 
 
-def run_preview(cfg: dict[str, Any], out_dir: Path, overrides: Sequence[str] | None = None) -> int:
+def run_preview(
+    cfg: dict[str, Any], out_dir: Path, overrides: Sequence[str] | None = None, *, in_sweep: bool = False
+) -> int:
     """The command line's preview of one job: print the estimate and write it to ``out_dir/preview.json``
-    (a preview directory, never a run directory). Exit code 0, or 2 for a config error (nothing written)."""
+    (a preview directory, never a run directory). A job of a sweep (``in_sweep``, or a Hydra multirun) prints
+    nothing: the sweep ends in one table (:func:`sweep_total`). Exit code 0, or 2 for a config error (nothing
+    written)."""
     label = title(cfg, overrides)
     try:
         valid = validate_config(cfg, list(overrides) if overrides is not None else None)
@@ -158,14 +164,24 @@ def run_preview(cfg: dict[str, Any], out_dir: Path, overrides: Sequence[str] | N
         )
         _write(out_dir, {"title": label, "status": "failed", "reason": one_line(exc)})
         return 1
+    _write(out_dir, {"title": label, "status": "complete", "estimate": est.to_dict()})
+    if in_sweep or _in_multirun():
+        return 0
     print(f"trustsim: preview (nothing sent) of {label}")
     if not valid.uses_llm:
         print(f"  no LLM calls: agent {valid.agent.name!r} is scripted")
     else:
         for line in lines(est):
             print(line)
-    _write(out_dir, {"title": label, "status": "complete", "estimate": est.to_dict()})
     return 0
+
+
+def _in_multirun() -> bool:
+    """Whether this job is one of a Hydra multirun (``-m``)."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
 def _write(out_dir: Path, data: dict[str, Any]) -> None:
@@ -174,10 +190,11 @@ def _write(out_dir: Path, data: dict[str, Any]) -> None:
 
 
 def sweep_total(sweep_dir: Path) -> int:
-    """Print the total of a previewed multirun from its jobs' ``preview.json`` and write it to the sweep's own
-    ``preview.json``; 1 if a job failed."""
+    """Print the total of a previewed multirun from its jobs' ``preview.json``, then one table with a row per
+    job and the total; write the total to the sweep's own ``preview.json``. 1 if a job failed."""
     total: Estimate | None = None
     failed: list[str] = []
+    rows: list[tuple[str, Estimate]] = []
     jobs = sorted(p for p in sweep_dir.glob(f"*/{PREVIEW_FILE}"))
     for path in jobs:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -185,11 +202,13 @@ def sweep_total(sweep_dir: Path) -> int:
             failed.append(f"{path.parent.name}: {data.get('reason')}")
             continue
         est = Estimate.from_dict(data["estimate"])
+        rows.append((path.parent.name, est))
         total = est if total is None else total + est
     if total is not None:
         print(f"trustsim: preview total over {total.jobs} jobs (nothing sent) -> {sweep_dir}")
         for line in lines(total):
             print(line)
+        print(table([*rows, ("total", total)]))
     summary = {"title": "total", "jobs": len(jobs), "failed": failed}
     _write(sweep_dir, {**summary, "estimate": total.to_dict() if total is not None else None})
     if failed:
