@@ -20,7 +20,7 @@ WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 """A failed write of an output file: one line naming it, exit 3 (not an internal error)."""
 
 SUBCOMMAND_MODULES = (
-    "analysis.trust.cli",
+    "analysis.escape_room.cli",
     "analysis.reliance.cli",
     "analysis.calibration.cli",
     "analysis.arena.cli",

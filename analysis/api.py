@@ -1,6 +1,6 @@
 """One Python shape for every analysis: ``analyse(paths, **options)`` → :class:`AnalysisResult`.
 
-Each subpackage (``analysis.trust``, ``analysis.reliance``, ``analysis.calibration``, ``analysis.arena``,
+Each subpackage (``analysis.escape_room``, ``analysis.reliance``, ``analysis.calibration``, ``analysis.arena``,
 ``analysis.trust_game``, ``analysis.yardstick``, ``analysis.card``) exposes ``analyse(paths, **options)``: it
 calls the analysis's computation, the function the command line calls too. The options are the subcommand's
 flags (``include_incomplete=True`` for ``--include-incomplete``, ``resamples=1000`` for ``--resamples 1000``,
@@ -8,8 +8,8 @@ a list for a repeatable flag), the fields of the analysis's options dataclass. T
 a pandas DataFrame (``result.tables["trust_formation"]``, the rows of ``trust_formation.csv``) and writes the
 full report (tables, figures, ``report.md``) with ``result.write(out_dir)``::
 
-    from analysis import trust
-    result = trust.analyse(["outputs/runs"], anchor="data")
+    from analysis import escape_room
+    result = escape_room.analyse(["outputs/runs"], anchor="data")
     result.tables["cells"].head()
     result.write("report/")
 """

@@ -106,8 +106,8 @@ def escape_values(run_dir: Path) -> dict[str, float]:
     """Volume, partner share, escape rate and survival of the run's one cell (``analysis trust``), and the
     yardstick's mean regret."""
     from analysis import yardstick
-    from analysis.trust.loader import load_trust_data
-    from analysis.trust.measures import compute_cells
+    from analysis.escape_room.loader import load_trust_data
+    from analysis.escape_room.measures import compute_cells
 
     out: dict[str, float] = {}
     with warnings.catch_warnings():

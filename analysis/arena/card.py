@@ -16,7 +16,7 @@ from analysis.card.figures import (
     rows_of,
     valid_share,
 )
-from analysis.families import CardData
+from analysis.family_registry import CardData
 from analysis.rundirs import read_table
 
 GAME = "arena"

@@ -1,13 +1,13 @@
-"""The arena as the viewer and the trust card see it (:mod:`analysis.families`)."""
+"""The arena as the viewer and the trust card see it (:mod:`analysis.family_registry`)."""
 
 from __future__ import annotations
 
 from analysis.arena import card
-from analysis.families import CardSection, Family, ViewPage, register_family
-from analysis.view.families import arena_page
+from analysis.family_registry import CardSection, FamilyDeclaration, ViewPage, register_family
+from analysis.view.family_pages import arena_page
 
 FAMILY = register_family(
-    Family(
+    FamilyDeclaration(
         game=card.GAME,
         title="Arena (iterated PD)",
         view=ViewPage(arena_page),

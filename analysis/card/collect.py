@@ -21,8 +21,8 @@ import pandas as pd
 from analysis.calibration.intervals import bootstrap_measures
 from analysis.calibration.load import load_predictions, model_label
 from analysis.card.figures import Figure, from_values, not_run, unavailable
-from analysis.families import CardData, families
-from analysis.families import title as family_title
+from analysis.family_registry import CardData, families
+from analysis.family_registry import title as family_title
 from analysis.rundirs import RunDirError, describe_weak, discover_runs, flagged_weak
 
 OFFLINE = "offline"
@@ -58,7 +58,7 @@ class Subject:
 
 def _llm_roles(manifest: dict[str, Any]) -> bool:
     """Whether a run's subject is a language model: the ``agent`` group's agent is ``llm``, or the run's family
-    says another player of the run is (its :attr:`~analysis.families.CardSection.llm_run`)."""
+    says another player of the run is (its :attr:`~analysis.family_registry.CardSection.llm_run`)."""
     cfg = manifest.get("config") or {}
     if (cfg.get("agent") or {}).get("name") == "llm":
         return True
@@ -290,7 +290,7 @@ def collect(
     seed: int = 0,
 ) -> list[Subject]:
     """Every subject's figures from run/sweep directories (and the reference logs when given): each declared
-    family's card section (:mod:`analysis.families`), then calibration across all games."""
+    family's card section (:mod:`analysis.family_registry`), then calibration across all games."""
     run_paths = [str(p) for p in paths]
     subjects = subjects_from_runs(run_paths) if run_paths else {}
     present = {str(r.get("game")) for s in subjects.values() for r in s.runs}

@@ -1,5 +1,5 @@
 """Escape-room figures of the card that the trust analysis has no table for: breakage, recovery and the
-protective share, computed from the tidy game rows of :func:`analysis.trust.loader.load_trust_data`.
+protective share, computed from the tidy game rows of :func:`analysis.escape_room.loader.load_trust_data`.
 
 - **breakage**: verifications in the game right after the first strike minus those in the game right before
   it, per session (cluster), on the first schedule with memory whose first strike has a game before it

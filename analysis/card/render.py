@@ -11,13 +11,13 @@ import pandas as pd
 
 from analysis.card.collect import CALIBRATION_KEYS, OFFLINE, Subject
 from analysis.card.figures import NOT_RUN, OK, UNAVAILABLE, UNDERPOWERED, Figure
-from analysis.families import families
-from analysis.families import title as family_title
+from analysis.family_registry import families
+from analysis.family_registry import title as family_title
 from analysis.text import interval_text
 
 
 def card_sections() -> list[tuple[str, str, tuple[str, ...]]]:
-    """(family, heading, figure keys) of the card's sections: each declared family's (analysis.families), then
+    """(family, heading, figure keys) of the card's sections: each declared family's (analysis.family_registry), then
     calibration across all games."""
     declared = [(game, f.card.heading, f.card.keys) for game, f in families().items() if f.card is not None]
     return [*declared, ("calibration", "Calibration of stated confidence, all games", CALIBRATION_KEYS)]

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.escape_room.tables import markdown_table
 from analysis.plan import report
 from analysis.plan.cells import PlanCell, with_model
 from analysis.plan.measures import MEASURES, load_cells
 from analysis.plan.table import Target, compare_cells, plan_cells, rows_frame
-from analysis.trust.tables import markdown_table
 
 
 class PlanError(ValueError):

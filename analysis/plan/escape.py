@@ -2,7 +2,7 @@
 
 Units are games (D-correct games, as the measures count them); a session is ``run_id`` × ``session``.
 Cells with memory resample sessions (``session`` design), memoryless cells resample games (``unit``).
-Today's intervals are the trust analysis's own (:mod:`analysis.trust.measures`).
+Today's intervals are the trust analysis's own (:mod:`analysis.escape_room.measures`).
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from analysis.escape_room.loader import TrustData, load_trust_data
+from analysis.escape_room.measures import anchor_cells, compute_cells, compute_deltas
+from analysis.escape_room.published import published_anchor
+from analysis.escape_room.schedules import SCHEDULE_ORDER
+from analysis.escape_room.schema import CELL_KEYS
 from analysis.plan.cells import PlanCell, common_overrides, no_interval
 from analysis.plan.design import Units
-from analysis.trust.loader import TrustData, load_trust_data
-from analysis.trust.measures import anchor_cells, compute_cells, compute_deltas
-from analysis.trust.published import published_anchor
-from analysis.trust.schedules import SCHEDULE_ORDER
-from analysis.trust.schema import CELL_KEYS
 
 RATIOS = {"volume": ("verifications", "one"), "partner_share": ("partner_verifications", "verifications")}
 DELTAS = {"delta_trust": "volume", "delta_target": "partner_share"}

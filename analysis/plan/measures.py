@@ -29,15 +29,17 @@ MEASURES: dict[str, MeasureSpec] = {
         MeasureSpec("delta_trust", "analysis.plan.escape", "Δtrust: volume − the memoryless anchor's"),
         MeasureSpec("delta_target", "analysis.plan.escape", "Δtarget: partner share − the anchor's"),
         MeasureSpec(
-            "accuracy", "analysis.plan.families", "reliance: blueprint-macro share of optimal decisions"
+            "accuracy", "analysis.plan.family_cells", "reliance: blueprint-macro share of optimal decisions"
         ),
-        MeasureSpec("regret", "analysis.plan.families", "reliance: normalised regret (pooled)"),
-        MeasureSpec("cooperation", "analysis.plan.families", "arena: the player's cooperation rate"),
-        MeasureSpec("sent_share", "analysis.plan.families", "trust game: sent fraction s/E"),
+        MeasureSpec("regret", "analysis.plan.family_cells", "reliance: normalised regret (pooled)"),
+        MeasureSpec("cooperation", "analysis.plan.family_cells", "arena: the player's cooperation rate"),
+        MeasureSpec("sent_share", "analysis.plan.family_cells", "trust game: sent fraction s/E"),
         MeasureSpec(
-            "returned_share", "analysis.plan.families", "trust game: returned share Σr / Σk·s (s > 0)"
+            "returned_share", "analysis.plan.family_cells", "trust game: returned share Σr / Σk·s (s > 0)"
         ),
-        MeasureSpec("brier", "analysis.plan.families", "calibration: Brier score of stated probabilities"),
+        MeasureSpec(
+            "brier", "analysis.plan.family_cells", "calibration: Brier score of stated probabilities"
+        ),
     )
 }
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 from scipy.stats import f
 
+from analysis.escape_room.tables import markdown_table
 from analysis.plan.table import Target
-from analysis.trust.tables import markdown_table
 
 METHOD = (
     "Method: every measure is a ratio of sums over a cell's units (games, pairs, matches, blueprints). "

@@ -9,7 +9,7 @@ import pandas as pd
 
 from analysis.calibration.load import model_label
 from analysis.card.figures import Figure, analysis_tables, figure_from_row, from_values, not_run, valid_share
-from analysis.families import CardData
+from analysis.family_registry import CardData
 from analysis.rundirs import read_table
 
 GAME = "reliance"

@@ -1,13 +1,13 @@
-"""The reliance scenarios as the viewer and the trust card see them (:mod:`analysis.families`)."""
+"""The reliance scenarios as the viewer and the trust card see them (:mod:`analysis.family_registry`)."""
 
 from __future__ import annotations
 
-from analysis.families import CardSection, Family, ViewPage, register_family
+from analysis.family_registry import CardSection, FamilyDeclaration, ViewPage, register_family
 from analysis.reliance import card
-from analysis.view.families import reliance_page
+from analysis.view.family_pages import reliance_page
 
 FAMILY = register_family(
-    Family(
+    FamilyDeclaration(
         game=card.GAME,
         title="Reliance",
         view=ViewPage(reliance_page),

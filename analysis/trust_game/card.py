@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.card.figures import Figure, analysis_tables, figure_from_row, not_run, rows_of, valid_share
-from analysis.families import CardData
+from analysis.family_registry import CardData
 from analysis.rundirs import read_table
 
 GAME = "trust_game"

@@ -1,13 +1,13 @@
-"""The trust game as the viewer and the trust card see it (:mod:`analysis.families`)."""
+"""The trust game as the viewer and the trust card see it (:mod:`analysis.family_registry`)."""
 
 from __future__ import annotations
 
-from analysis.families import CardSection, Family, ViewPage, register_family
+from analysis.family_registry import CardSection, FamilyDeclaration, ViewPage, register_family
 from analysis.trust_game import card
-from analysis.view.families import trust_game_page
+from analysis.view.family_pages import trust_game_page
 
 FAMILY = register_family(
-    Family(
+    FamilyDeclaration(
         game=card.GAME,
         title="Trust game",
         view=ViewPage(trust_game_page),

@@ -19,9 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from analysis.families import families
+from analysis.family_registry import families
 from analysis.view.escape_room import reference_games, write_games
-from analysis.view.families import table_page
+from analysis.view.family_pages import table_page
 from analysis.view.markdown import markdown_to_html
 from analysis.view.requests import REFERENCE_NOTE, StoreCache
 from trustsim.rundir import Run, RunDirError, discover_runs, iter_events
@@ -138,7 +138,7 @@ def _index_row(run: Run, key: str, sweep: str | None) -> dict[str, Any]:
 
 
 def _engine_run(w: SiteWriter, run: Run, row: dict[str, Any]) -> dict[str, Any]:
-    """The run page's data, as the run's game family declares (:mod:`analysis.families`); a game without a
+    """The run page's data, as the run's game family declares (:mod:`analysis.family_registry`); a game without a
     declaration shows its tables."""
     events = iter_events(run.path) if run.has_events and (run.path / "events.jsonl").exists() else iter(())
     family = families().get(row["family"])
@@ -148,7 +148,7 @@ def _engine_run(w: SiteWriter, run: Run, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _reference_runs(roots: list[Path], w: SiteWriter) -> Iterator[dict[str, Any]]:
-    from analysis.trust.reference import import_reference_run
+    from analysis.escape_room.reference import import_reference_run
     from trustsim.rundir.reference_logs import ReferenceLogError, find_reference_runs, read_reference_run
 
     seen: set[Path] = set()

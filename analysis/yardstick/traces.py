@@ -389,7 +389,7 @@ def reference_game(logged: LoggedGame, d_correct: bool, max_rounds: int) -> Game
 def reference_trace(folder: Path) -> RunTrace:
     """A reference run folder as a :class:`RunTrace` (cell keys as ``python -m analysis trust`` reads them;
     a damaged game file ends the run there, with a warning)."""
-    from analysis.trust.reference import import_reference_run
+    from analysis.escape_room.reference import import_reference_run
 
     logged = read_reference_run(folder)  # raises ReferenceLogError
     imported = import_reference_run(logged)  # cell keys, D's schedule; warns about a damaged game file

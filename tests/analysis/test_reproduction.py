@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.trust.loader import load_trust_data
-from analysis.trust.measures import compute_cells
+from analysis.escape_room.loader import load_trust_data
+from analysis.escape_room.measures import compute_cells
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("TRUSTSIM_SHARED", REPO.parent / "shared"))

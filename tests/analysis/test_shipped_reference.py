@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from analysis.__main__ import main
+from analysis.escape_room.loader import load_trust_data
+from analysis.escape_room.measures import compute_cells
 from analysis.reference_data import ARCHIVE, DATASET, MARKER, ReferenceDataError, extract_reference
-from analysis.trust.loader import load_trust_data
-from analysis.trust.measures import compute_cells
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,14 +12,14 @@ import pandas as pd
 import pytest
 
 from analysis.__main__ import main
+from analysis.escape_room.loader import load_trust_data
+from analysis.escape_room.measures import anchor_cells, compute_cells, compute_deltas
+from analysis.escape_room.pipeline import analyse
+from analysis.escape_room.published import published_anchor
+from analysis.escape_room.reference import import_reference_run
+from analysis.escape_room.report import write_outputs
+from analysis.escape_room.schedules import infer_schedule
 from analysis.rundirs import DataWarning, RunDirError
-from analysis.trust.loader import load_trust_data
-from analysis.trust.measures import anchor_cells, compute_cells, compute_deltas
-from analysis.trust.pipeline import analyse
-from analysis.trust.published import published_anchor
-from analysis.trust.reference import import_reference_run
-from analysis.trust.report import write_outputs
-from analysis.trust.schedules import infer_schedule
 from tests.analysis.synth import write_run
 
 R = 400  # resamples in tests (fast); the CLI default is 5000
@@ -309,14 +309,14 @@ def test_reference_dir_through_cli(tmp_path: Path) -> None:
 
 
 def test_bool_columns_parse_text_and_missing() -> None:
-    from analysis.trust.loader import _to_bool_series
+    from analysis.escape_room.loader import _to_bool_series
 
     col = pd.Series(["true", "FALSE", " True ", None, "1", "0"], dtype=object)
     assert list(_to_bool_series(col)) == [True, False, True, False, True, False]
 
 
 def test_reference_memory_settings_map_to_trustsim_modes() -> None:
-    from analysis.trust.reference import _memory
+    from analysis.escape_room.reference import _memory
 
     def mode(context: str, reflection: str, persist: bool = True) -> str:
         cfg = {"mode": context, "reflection": reflection, "persist_across_games": persist}

@@ -8,8 +8,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from analysis.trust import figures
-from analysis.trust.pipeline import analyse
+from analysis.escape_room import figures
+from analysis.escape_room.pipeline import analyse
 from tests.analysis.synth import write_run
 
 

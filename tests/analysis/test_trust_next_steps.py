@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.trust.pipeline import analyse
-from analysis.trust.report import write_outputs
+from analysis.escape_room.pipeline import analyse
+from analysis.escape_room.report import write_outputs
 from tests.analysis.synth import write_run
 
 

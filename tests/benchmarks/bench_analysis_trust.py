@@ -21,8 +21,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from analysis.trust.pipeline import analyse  # noqa: E402
-from analysis.trust.report import write_outputs  # noqa: E402
+from analysis.escape_room.pipeline import analyse  # noqa: E402
+from analysis.escape_room.report import write_outputs  # noqa: E402
 
 SHARED = Path(os.environ.get("TRUSTSIM_SHARED", REPO.parent / "shared"))
 LOGS = SHARED / "data" / "escape-room-v2"

@@ -6,7 +6,7 @@
 2. LLM path: a mixed team against two fake OpenAI-compatible servers on 127.0.0.1 (two clients sharing one
    request store) against the same team on one server (one client): wall time of a first run and of a
    replay (0 requests).
-3. The per-seat measures (``analysis/trust/seats.py``: verification by verifier × target, outcomes by
+3. The per-seat measures (``analysis/escape_room/seats.py``: verification by verifier × target, outcomes by
    player) on the shared reference logs (1,786 games) with 5,000 resamples.
 
 Prints numbers and the load average; no pass/fail threshold.
@@ -98,8 +98,8 @@ def llm(work: Path) -> None:
 
 
 def analysis() -> None:
-    from analysis.trust.loader import load_trust_data
-    from analysis.trust.seats import seat_outcomes, seat_verification
+    from analysis.escape_room.loader import load_trust_data
+    from analysis.escape_room.seats import seat_outcomes, seat_verification
 
     if not LOGS.is_dir():
         print(f"[3] skipped: no reference logs at {LOGS}")

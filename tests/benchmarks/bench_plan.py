@@ -36,6 +36,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import numpy as np  # noqa: E402
 
+from analysis.escape_room.loader import load_trust_data  # noqa: E402
+from analysis.escape_room.measures import compute_cells  # noqa: E402
 from analysis.plan import clusters  # noqa: E402
 from analysis.plan.design import fit, sessions_for_width, z_value  # noqa: E402
 from analysis.plan.escape import load_cells  # noqa: E402
@@ -49,8 +51,6 @@ from analysis.plan.simulate import (  # noqa: E402
     width_for,
 )
 from analysis.reference_data import reference_dir  # noqa: E402
-from analysis.trust.loader import load_trust_data  # noqa: E402
-from analysis.trust.measures import compute_cells  # noqa: E402
 from trustsim import api  # noqa: E402
 
 SCHEDULES = ("smooth", "1strike", "mid2strike", "anchor")

@@ -24,7 +24,7 @@ def runs(tmp_path_factory):
 @pytest.mark.parametrize(
     ("package", "options", "table"),
     [
-        ("trust", {"anchor": "data", "resamples": 100}, "cells"),
+        ("escape_room", {"anchor": "data", "resamples": 100}, "cells"),
         ("calibration", {}, "by_game"),
         ("arena", {}, "per_match"),
         ("reliance", {}, "main_metrics"),
@@ -42,11 +42,11 @@ def test_analyse_returns_tables_and_writes_the_report(runs, tmp_path, package, o
 
 
 def test_analyse_errors_name_the_problem(tmp_path):
-    from analysis import trust
+    from analysis import escape_room
     from analysis.api import AnalysisError
 
     with pytest.raises(AnalysisError, match="no such directory"):
-        trust.analyse([tmp_path / "missing"])
+        escape_room.analyse([tmp_path / "missing"])
 
 
 def test_an_unknown_option_is_named(runs):

@@ -214,13 +214,13 @@ sys.stderr = OutStream()
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     from trustsim import api
-    from analysis import trust
+    from analysis import escape_room
 
     async def cell():  # a notebook cell: an event loop is running
         return api.run("mid2strike", ["agent=bayes", "runs=5"], run_dir=sys.argv[1])
 
     status = asyncio.run(cell()).status
-    trust.analyse([sys.argv[1]], resamples=50)
+    escape_room.analyse([sys.argv[1]], resamples=50)
 print(json.dumps({"status": status, "stderr": sys.stderr.getvalue(),
                   "warnings": [f"{w.category.__name__}: {w.message}" for w in caught]}))
 """

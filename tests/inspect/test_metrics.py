@@ -7,7 +7,7 @@ import math
 import subprocess
 import sys
 
-from analysis.trust.pipeline import analyse
+from analysis.escape_room.pipeline import analyse
 from tests.conftest import REPO
 from tests.inspect.conftest import eval_task
 from trustsim_inspect.scoring import N_RESAMPLES

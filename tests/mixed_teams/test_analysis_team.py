@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis.trust.loader import load_trust_data
-from analysis.trust.pipeline import analyse
-from analysis.trust.report import write_outputs
-from analysis.trust.seats import PARTNER, seat_outcomes, seat_verification
+from analysis.escape_room.loader import load_trust_data
+from analysis.escape_room.pipeline import analyse
+from analysis.escape_room.report import write_outputs
+from analysis.escape_room.seats import PARTNER, seat_outcomes, seat_verification
 
 BASE = ["+experiment=1strike", "runs=3", "game.games=4"]
 TEAM_1 = "A=always_verify;B=always_verify;C=never_verify"

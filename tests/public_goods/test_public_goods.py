@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import families as analysis_families
+from analysis import family_registry as analysis_families
 from tests.contract import test_contract, test_units
 from trustsim import api, contract
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from analysis.trust.pipeline import analyse
+from analysis.escape_room.pipeline import analyse
 from tests.reference_prompt.policy import reply
 from trustsim.llm.fake_server import FakeServer
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from analysis.escape_room.reference import import_reference_run
 from analysis.reference_data import reference_dir
-from analysis.trust.reference import import_reference_run
 from analysis.yardstick.pipeline import decisions_table, load
 from analysis.yardstick.summary import summarise, validate
 from analysis.yardstick.traces import iter_reference_traces

@@ -256,7 +256,7 @@ async function renderRun(key, page = 0) {
     body += `<table id="tg-sessions"><thead><tr><th>session</th><th>pairs</th><th>exchanges</th></tr></thead><tbody>${run.sessions.map((s) =>
       `<tr><td><a href="#/tg/${key}/${enc(s.session)}">session ${esc(s.session)}</a></td><td>${esc(s.pairs)}</td><td>${esc(s.exchanges)}</td></tr>`).join("")}</tbody></table>`;
   }
-  if (run.tables) {  // a game that declares a table page (analysis.view.families.table_page)
+  if (run.tables) {  // a game that declares a table page (analysis.view.family_pages.table_page)
     body += run.tables.map((t) => `<h3>${esc(t.name)}.csv <span class="muted">· ${esc(t.total)} rows${t.total > t.rows.length ? `, the first ${t.rows.length} shown` : ""}</span></h3><table class="run-table" data-table="${esc(t.name)}"><thead><tr>${t.columns.map((c) => `<th>${esc(c)}</th>`).join("")}</tr></thead><tbody>${t.rows.map((r) =>
       `<tr>${r.map((v) => `<td>${typeof v === "number" ? fmt(v) : esc(v ?? "")}</td>`).join("")}</tr>`).join("")}</tbody></table>`).join("");
   }

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from analysis.card.figures import Figure, from_values, not_run
-from analysis.families import CardData, CardSection, Family, register_family
+from analysis.family_registry import CardData, CardSection, FamilyDeclaration, register_family
 from analysis.rundirs import discover_runs, read_tables
 from analysis.stats import cluster_bootstrap_mean
-from analysis.view.families import table_page
+from analysis.view.family_pages import table_page
 
 GAME = "public_goods"
 KEY, LABEL = "pg_contribution", "contribution (share of the endowment)"
@@ -43,7 +43,7 @@ def figures(data: CardData) -> Any:
 
 
 FAMILY = register_family(
-    Family(
+    FamilyDeclaration(
         game=GAME,
         title="Public goods",
         view=table_page("rounds"),

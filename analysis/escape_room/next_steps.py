@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from analysis.escape_room.measures import CellResult
 from analysis.rundirs import RunDirError, describe_weak, read_manifest
 from analysis.stats import MIN_CLUSTERS
-from analysis.trust.measures import CellResult
 
 # Overrides of a recorded command that choose who plays (kept when suggesting another preset).
 _WHO_PREFIXES = ("model", "agent", "llm")

@@ -46,9 +46,9 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute the trust analysis; returns the exit code."""
+    from analysis.escape_room.pipeline import TrustOptions, compute
+    from analysis.escape_room.report import write_outputs
     from analysis.reference_data import ReferenceDataError
-    from analysis.trust.pipeline import TrustOptions, compute
-    from analysis.trust.report import write_outputs
 
     def say(msg: str) -> None:
         if not args.quiet:

@@ -1,6 +1,6 @@
 """Per-cell trust measures with cluster-bootstrap intervals and anchor-relative deltas.
 
-A cell is one combination of :data:`~analysis.trust.schema.CELL_KEYS`. Only the agents under test (not the
+A cell is one combination of :data:`~analysis.escape_room.schema.CELL_KEYS`. Only the agents under test (not the
 scripted partner) are counted. The resampling cluster is the game in memoryless cells and the run
 (``run_id`` × ``session``) in cells with memory. Each cell is resampled independently, from a generator
 seeded by (seed, cell keys), so results do not depend on which other cells were loaded.
@@ -17,11 +17,11 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from analysis.escape_room.loader import TrustData
+from analysis.escape_room.published import published_anchor
+from analysis.escape_room.schedules import schedule_sort_key
+from analysis.escape_room.schema import CELL_KEYS
 from analysis.stats import MIN_CLUSTERS, Interval, bootstrap_totals, percentile_interval
-from analysis.trust.loader import TrustData
-from analysis.trust.published import published_anchor
-from analysis.trust.schedules import schedule_sort_key
-from analysis.trust.schema import CELL_KEYS
 
 AnchorMode = Literal["auto", "data", "published", "none"]
 

@@ -1,6 +1,6 @@
 """Runs for the viewer: the run's tables (and decision events) → page data. The reliance, arena and trust-game
 pages, and :func:`table_page`, the generic page of a game that shows its tables (the families declare which:
-:mod:`analysis.families`)."""
+:mod:`analysis.family_registry`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from analysis.families import ViewPage
+from analysis.family_registry import ViewPage
 from trustsim.rundir import Run, read_table
 
 TABLE_ROWS = 500  # rows of a table a generic page shows (the first ones)

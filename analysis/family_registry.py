@@ -87,7 +87,7 @@ class CardSection:
 
 
 @dataclass(frozen=True)
-class Family:
+class FamilyDeclaration:
     """A game family as analysis sees it: ``game`` is the manifest's ``game`` of its runs."""
 
     game: str
@@ -97,12 +97,12 @@ class Family:
     order: int = 100  # where its card section comes (lower first); ties by title
 
 
-_FAMILIES: dict[str, Family] = {}
+_FAMILIES: dict[str, FamilyDeclaration] = {}
 _LOCK = threading.RLock()
 _discovered = False
 
 
-def register_family(family: Family) -> Family:
+def register_family(family: FamilyDeclaration) -> FamilyDeclaration:
     """Declare a game family (the same game declared again replaces the earlier declaration)."""
     with _LOCK:
         _FAMILIES[family.game] = family
@@ -139,7 +139,7 @@ def _import(module: str) -> None:
         print(f"warning: cannot import {module} ({type(exc).__name__}: {exc})", file=sys.stderr)
 
 
-def families() -> dict[str, Family]:
+def families() -> dict[str, FamilyDeclaration]:
     """Every declared family by game, in card order."""
     discover()
     with _LOCK:

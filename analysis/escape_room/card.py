@@ -21,7 +21,7 @@ from analysis.card.figures import (
     unavailable,
     valid_share,
 )
-from analysis.families import CardData
+from analysis.family_registry import CardData
 from analysis.rundirs import RunDirError, describe_weak, read_table
 
 GAME = "escape_room"
@@ -51,11 +51,11 @@ REGRET_VARIANTS = {  # figure key -> (yardstick variant, its assumption in one l
 @functools.cache
 def _trust(paths: tuple[str, ...], resamples: int, seed: int) -> tuple[Any, pd.DataFrame, pd.DataFrame]:
     """The trust analysis's tables and the games and decisions it loaded (None and empty frames: nothing)."""
-    from analysis.trust.loader import load_trust_data
+    from analysis.escape_room.loader import load_trust_data
 
     if not paths:
         return None, pd.DataFrame(), pd.DataFrame()
-    tables = analysis_tables("trust", list(paths), resamples=resamples, seed=seed)
+    tables = analysis_tables("escape_room", list(paths), resamples=resamples, seed=seed)
     if tables is None:
         return None, pd.DataFrame(), pd.DataFrame()
     data = load_trust_data(list(paths))

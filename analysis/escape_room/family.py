@@ -1,13 +1,13 @@
-"""The escape room as the viewer and the trust card see it (:mod:`analysis.families`)."""
+"""The escape room as the viewer and the trust card see it (:mod:`analysis.family_registry`)."""
 
 from __future__ import annotations
 
-from analysis.families import CardSection, Family, ViewPage, register_family
-from analysis.trust import card
+from analysis.escape_room import card
+from analysis.family_registry import CardSection, FamilyDeclaration, ViewPage, register_family
 from analysis.view.escape_room import escape_room_page
 
 FAMILY = register_family(
-    Family(
+    FamilyDeclaration(
         game=card.GAME,
         title="Escape room",
         view=ViewPage(escape_room_page),

@@ -15,6 +15,14 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.escape_room.reference import import_reference_run
+from analysis.escape_room.schema import (
+    AGENT_GAME_COLUMNS,
+    CELL_KEYS,
+    DECISION_COLUMNS,
+    GAME_COLUMNS,
+    RUN_COLUMNS,
+)
 from analysis.rundirs import (
     DataWarning,
     Run,
@@ -26,8 +34,6 @@ from analysis.rundirs import (
     usable_rows,
     weak_reason,
 )
-from analysis.trust.reference import import_reference_run
-from analysis.trust.schema import AGENT_GAME_COLUMNS, CELL_KEYS, DECISION_COLUMNS, GAME_COLUMNS, RUN_COLUMNS
 from trustsim.rundir.reference_logs import ReferenceLogError, find_reference_runs
 
 log = logging.getLogger(__name__)

@@ -23,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.escape_room.loader import TrustData
+from analysis.escape_room.measures import cell_seed
+from analysis.escape_room.schema import CELL_KEYS
 from analysis.text import interval_text, md_table
-from analysis.trust.loader import TrustData
-from analysis.trust.measures import cell_seed
-from analysis.trust.schema import CELL_KEYS
 
 PARTNER = "partner"
 COLUMNS = (

@@ -1,6 +1,7 @@
 """Trust dynamics in the escape room: loading, measures, intervals, tables, figures and reports.
 
-Entry point: ``python -m analysis trust DIR... --out REPORT_DIR`` (see ``docs/analysis.md``).
+Entry point: ``python -m analysis trust DIR... --out REPORT_DIR`` (the subcommand keeps the word ``trust``; see
+``docs/analysis.md``).
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ if TYPE_CHECKING:
 def analyse(paths: list[str] | str, **options: Any) -> AnalysisResult:
     """Run the ``trust`` analysis on run/sweep directories: an :class:`analysis.api.AnalysisResult` with
     ``.tables`` (DataFrames) and ``.write(out_dir)``; options are the subcommand's flags
-    (:class:`analysis.trust.pipeline.TrustOptions`)."""
+    (:class:`analysis.escape_room.pipeline.TrustOptions`)."""
     from analysis.api import Report, analyse_with
-    from analysis.trust.pipeline import TrustOptions, compute
-    from analysis.trust.report import report_tables, write_outputs
+    from analysis.escape_room.pipeline import TrustOptions, compute
+    from analysis.escape_room.report import report_tables, write_outputs
 
     def report(dirs: list[str], opts: TrustOptions) -> Report:
         result = compute(dirs, opts)

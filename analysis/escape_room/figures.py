@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
-from analysis.trust.measures import CellResult, Delta
-from analysis.trust.schedules import MULTI_FAILURE, schedule_sort_key
+from analysis.escape_room.measures import CellResult, Delta
+from analysis.escape_room.schedules import MULTI_FAILURE, schedule_sort_key
 
 FigureResult = tuple[str | None, str]
 """(base name written or None, caption or reason it was skipped)."""

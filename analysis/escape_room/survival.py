@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.escape_room.loader import TrustData
+from analysis.escape_room.measures import cell_seed, cluster_ids
+from analysis.escape_room.schema import CELL_KEYS
 from analysis.stats import MIN_CLUSTERS, bootstrap_totals
-from analysis.trust.loader import TrustData
-from analysis.trust.measures import cell_seed, cluster_ids
-from analysis.trust.schema import CELL_KEYS
 
 
 def _km(deaths: np.ndarray, at_risk: np.ndarray) -> np.ndarray:

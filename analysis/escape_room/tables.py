@@ -11,12 +11,12 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from analysis.escape_room.measures import MEASURE_LABELS, AnchorCell, CellResult, Delta
+from analysis.escape_room.schedules import schedule_sort_key
+from analysis.escape_room.schema import CELL_KEYS
 from analysis.outputs import markdown_table as markdown_table  # re-exported: the trust tables' writers
 from analysis.outputs import write_table as write_table
 from analysis.stats import Interval
-from analysis.trust.measures import MEASURE_LABELS, AnchorCell, CellResult, Delta
-from analysis.trust.schedules import schedule_sort_key
-from analysis.trust.schema import CELL_KEYS
 
 SCORE_DRIVER_MEASURES = (
     "volume", "protective_per_game", "volunteers_per_game", "rounds_per_game", "death_share_wrong_password",

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from analysis.cli_options import CommonOptions, with_reference
-from analysis.rundirs import DataWarning, RunDirError
-from analysis.trust.loader import TrustData, load_trust_data
-from analysis.trust.measures import (
+from analysis.escape_room.loader import TrustData, load_trust_data
+from analysis.escape_room.measures import (
     AnchorCell,
     AnchorMode,
     CellResult,
@@ -25,8 +24,9 @@ from analysis.trust.measures import (
     per_game_curves,
     verification_by_round,
 )
-from analysis.trust.seats import seat_outcomes, seat_verification
-from analysis.trust.survival import survival_curves
+from analysis.escape_room.seats import seat_outcomes, seat_verification
+from analysis.escape_room.survival import survival_curves
+from analysis.rundirs import DataWarning, RunDirError
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,9 @@ class TrustAnalysis:
     km: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
-    seats: pd.DataFrame = field(default_factory=pd.DataFrame)  # per-seat verification (analysis/trust/seats)
+    seats: pd.DataFrame = field(
+        default_factory=pd.DataFrame
+    )  # per-seat verification (analysis/escape_room/seats)
     seat_results: pd.DataFrame = field(default_factory=pd.DataFrame)  # per-seat survival, score
     anchor_mode: AnchorMode = "auto"
     inputs: list[str] = field(default_factory=list)  # the paths analysed, as given

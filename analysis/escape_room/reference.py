@@ -7,7 +7,7 @@ in play order by id), read by :mod:`trustsim.rundir.reference_logs`. Conventions
 - memory: ``none`` when the agents' ``persist_across_games`` is false, ``transcript`` when true with no
   reflection, ``reflection`` when a reflection mode is set;
 - D correctness of game *g*: ``correctness_list[g-1]``; a missing entry means D was wrong;
-- schedule: inferred from the per-game correctness sequence (:func:`~analysis.trust.schedules.infer_schedule`);
+- schedule: inferred from the per-game correctness sequence (:func:`~analysis.escape_room.schedules.infer_schedule`);
 - decisions: ``Verify: Qk`` -> verify(k); ``Volunteer: ...`` -> volunteer; ``Pass`` -> pass; anything else
   -> invalid. Verifying one's own puzzle is a verification, counted as the study counted it: the reference
   charged the coin and changed no capsule (``X already endorsed ...``); 6 such decisions exist in the shared
@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from analysis.escape_room.schedules import infer_schedule
 from analysis.rundirs import DataWarning
-from analysis.trust.schedules import infer_schedule
 from trustsim.rundir.reference_logs import (
     SETTINGS,
     LoggedGame,

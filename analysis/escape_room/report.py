@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.escape_room import figures, tables
+from analysis.escape_room.figures import FigureResult
+from analysis.escape_room.next_steps import gap_lines, weak_lines
+from analysis.escape_room.pipeline import TrustAnalysis
+from analysis.escape_room.seats import seat_matrix_md
 from analysis.stats import MIN_CLUSTERS
-from analysis.trust import figures, tables
-from analysis.trust.figures import FigureResult
-from analysis.trust.next_steps import gap_lines, weak_lines
-from analysis.trust.pipeline import TrustAnalysis
-from analysis.trust.seats import seat_matrix_md
 
 _TABLE_TITLES = {
     "trust_formation": (
