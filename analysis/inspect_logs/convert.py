@@ -60,16 +60,32 @@ def safe_name(text: str) -> str:
 
 
 def write_run_dir(dest: Path, files: dict[str, str], inspect: dict[str, Any]) -> None:
-    """One run directory from a sample's files (the manifest located and its provenance added)."""
-    dest.mkdir(parents=True, exist_ok=True)
+    """One run directory from a sample's files (the manifest located and its provenance added). Every file
+    is checked before anything is written: a plain name, text, and a manifest that is a JSON object.
+
+    Raises:
+        RunDirError: naming the sample and what is wrong (nothing written).
+    """
+    sample = f"sample {inspect.get('sample')!r}"
+    out: dict[str, str] = {}
     for name, text in files.items():
+        if not isinstance(name, str) or name in ("", ".", "..") or Path(name).name != name or "\\" in name:
+            raise RunDirError(f"{sample}: file name {str(name)[:80]!r} is not a plain name")
+        if not isinstance(text, str):
+            raise RunDirError(f"{sample}: file {name!r} holds {type(text).__name__}, not text")
         if name == MANIFEST:
-            manifest = json.loads(text)
+            try:
+                manifest = json.loads(text)
+            except ValueError as exc:
+                raise RunDirError(f"{sample}: {MANIFEST} is not JSON ({exc})") from None
+            if not isinstance(manifest, dict):
+                raise RunDirError(f"{sample}: {MANIFEST} is a JSON {type(manifest).__name__}, not an object")
             manifest["run_dir"] = str(dest)
             manifest["inspect"] = inspect
             text = json.dumps(manifest, indent=2) + "\n"
-        if Path(name).name != name:
-            raise RunDirError(f"sample {inspect.get('sample')!r}: file name {name!r} is not a plain name")
+        out[name] = text
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, text in out.items():
         (dest / name).write_text(text, encoding="utf-8")
 
 
@@ -99,9 +115,17 @@ def write_run_dirs(paths: Sequence[str | Path], out: str | Path) -> Converted:
                 result.skipped.append((f"{path}: sample {label}", why))
                 continue
             name = safe_name(str(sample.id)) + (f"-epoch{sample.epoch}" if epochs else "")
+            if base / name in result.run_dirs:  # a second sample of that id would overwrite the first
+                why = f"another sample of this log has the same id (folder {name}); only the first is kept"
+                result.skipped.append((f"{path}: sample {label}", why))
+                continue
             provenance = {"log": str(path), "task": log.eval.task, "eval_id": log.eval.eval_id,
                           "sample": sample.id, "epoch": sample.epoch, "model": log.eval.model}  # fmt: skip
-            write_run_dir(base / name, files, provenance)
+            try:
+                write_run_dir(base / name, files, provenance)
+            except RunDirError as exc:
+                result.skipped.append((f"{path}: sample {label}", str(exc)))
+                continue
             result.run_dirs.append(base / name)
     if not result.run_dirs:
         reasons = "; ".join(f"{what}: {why}" for what, why in result.skipped[:3]) or "no log found"

@@ -563,6 +563,7 @@ def read_table(
         raise RunDirError(f"{path}: unreadable CSV ({' '.join(str(exc).split())})") from exc
     if cut:
         _warn(f"{path}:{len(df) + 2}: last row cut short; dropped it, using {len(df)} row(s)")
+    df = _vetted(run, name, path, df, cut)
     if usecols is not None:
         wanted = set(usecols)
         df = df[[c for c in df.columns if c in wanted]]
@@ -580,6 +581,48 @@ def read_table(
         else:
             df[key] = value
     return df
+
+
+def _vetted(run: Run, name: str, path: Path, df: pd.DataFrame, cut: bool) -> pd.DataFrame:
+    """Say what would otherwise go silently wrong with a table: fewer (or more) rows than the finished job's
+    manifest records for it, and rows whose unit key (``session``, ``game``, ...) is not a whole number in a
+    column of whole numbers (dropped, counted: no analysis could place them)."""
+    import pandas as pd
+
+    recorded = (run.manifest.get("tables") or {}).get(name.removesuffix(".csv"))
+    if run.status == "complete" and isinstance(recorded, int) and not isinstance(recorded, bool):
+        if len(df) + int(cut) < recorded:
+            _warn(
+                f"{path}: {len(df)} row(s), but the run recorded {recorded}: {recorded - len(df)} row(s) are "
+                "missing (deleted or lost); the analysis uses the rows there are"
+            )
+        elif len(df) > recorded:
+            _warn(f"{path}: {len(df)} row(s), but the run recorded {recorded}: the file was changed since")
+    unit = run.unit
+    template = unit.table_key(name.removesuffix(".csv")) if unit is not None and len(df) else None
+    if template is None:
+        return df
+    bad = pd.Series(False, index=df.index)
+    shown: set[str] = set()
+    fields = [f for f in _fields(template) if f in df.columns]
+    for field_name in fields:
+        values = pd.to_numeric(df[field_name], errors="coerce")
+        if values.notna().mean() < 0.5:  # a key of names (a cluster, a match): nothing to check
+            continue
+        wrong = values.isna() | (values % 1 != 0)
+        shown.update(repr(str(v)) for v in df.loc[wrong, field_name])
+        bad |= wrong
+    if not bad.any():
+        return df
+    _warn(
+        f"{path}: {int(bad.sum())} row(s) whose {' / '.join(fields)} is not a whole number "
+        f"({', '.join(sorted(shown)[:3])}); dropped them, using {int((~bad).sum())} row(s)"
+    )
+    return df[~bad.to_numpy()]
+
+
+def _fields(template: str) -> list[str]:
+    return [f for _, f, _, _ in string.Formatter().parse(template) if f]
 
 
 def _key_series(df: pd.DataFrame, template: str) -> pd.Series | None:
