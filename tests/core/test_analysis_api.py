@@ -28,6 +28,7 @@ def runs(tmp_path_factory):
         ("calibration", {}, "by_game"),
         ("arena", {}, "per_match"),
         ("reliance", {}, "main_metrics"),
+        ("yardstick", {"mc_decisions": 0, "resamples": 100}, "summary"),
     ],
 )
 def test_analyse_returns_tables_and_writes_the_report(runs, tmp_path, package, options, table):
