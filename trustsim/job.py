@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from trustsim.config import Validated, validate_config
 from trustsim.errors import RESUME_HINT, ConfigError, TrustsimError
+from trustsim.host import current_host
 from trustsim.hydra_record import write_hydra_record
 from trustsim.identity import Identity, identify
 from trustsim.llm import build_client
@@ -377,5 +378,7 @@ def _run_locked(
             if llm
             else ""
         )
-        print(f"trustsim: {manifest.run_id} complete ({counts}{calls}) -> {run_dir}")
+        # a harness's job (Inspect) runs in a scratch folder the harness deletes: no path to point at
+        where = "" if current_host() is not None else f" -> {run_dir}"
+        print(f"trustsim: {manifest.run_id} complete ({counts}{calls}){where}")
     return code

@@ -197,7 +197,7 @@ def cell_entries(measure: str, cells: Sequence[Any]) -> dict[str, float]:
     mine = [c for c in cells if getattr(c, "role", "cell") == "cell"]
     out: dict[str, float] = {}
     for cell in mine:
-        name = measure if len(mine) == 1 else f"{measure} [{cell.label}]"
+        name = measure if len(mine) == 1 else f"{measure} ({cell.label})"  # no [ ]: Rich markup
         out.update(interval_entries(name, cell.current))
     return out
 

@@ -92,3 +92,17 @@ def test_any_exception_ends_with_a_failed_manifest(tmp_path, capsys):
     assert result.failure["reason"] == "the policy broke"
     assert "_Crash: the policy broke" in capsys.readouterr().err
     assert result.events()[-1]["type"] == "run_end"
+
+
+def test_a_hosted_job_prints_no_path_of_its_scratch_folder(tmp_path, capsys) -> None:
+    """A harness (Inspect) runs each job in a folder it deletes afterwards: the completion line names none."""
+    from trustsim.host import Host, hosting
+    from trustsim.job import run_job
+
+    cfg = api.compose("mid2strike", ["agent=bayes", "game.games=2", "progress=false"])
+    assert run_job(cfg, tmp_path / "alone") == 0
+    assert f"-> {tmp_path / 'alone'}" in capsys.readouterr().out
+    with hosting(Host()):
+        assert run_job(cfg, tmp_path / "hosted") == 0
+    out = capsys.readouterr().out
+    assert "complete (" in out and "->" not in out and str(tmp_path) not in out

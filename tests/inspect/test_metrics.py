@@ -35,5 +35,8 @@ def test_deltas_equal_the_trust_analysis(tmp_path):
             iv.high,
         )
     smooth = next(c for c in trust.cells if c.keys["schedule"] == "smooth")
-    label = next(k for k in metrics if k.startswith("volume [") and "smooth" in k)
+    label = next(k for k in metrics if k.startswith("volume (") and "smooth" in k)
+    from rich.text import Text
+
+    assert all(Text.from_markup(name).plain == name for name in metrics)  # Inspect prints them through Rich
     assert metrics[label] == smooth.measures["volume"].estimate
