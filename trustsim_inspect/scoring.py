@@ -11,7 +11,7 @@
   volume − the memoryless anchor's) and targeting (``delta_target`` = partner share − the anchor's) deltas of
   every escape-room cell with memory, when the task also played the memoryless anchor (both conditions).
 
-A metric entry is ``<measure>`` (``<measure> [<cell>]`` when the task holds several cells), with ``low`` and
+A metric entry is ``<measure>`` (``<measure> (<cell>)`` when the task holds several cells), with ``low`` and
 ``high`` entries of its 95% interval when the analysis gives one.
 """
 
