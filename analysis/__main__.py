@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from analysis.outdir import OutDirError, owned_output
+from analysis.progress import working
 from analysis.rundirs import RunDirError, print_data_warnings
 
 WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
@@ -71,7 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     a :class:`RunDirError` (nothing usable left) or an unusable ``--out`` folder is one ``error:`` line and
     exit 2; ``--out`` is prepared by :func:`analysis.outdir.owned_output` (files the subcommand wrote there
     before are removed; foreign files need ``--force``). An unexpected exception is one line and exit 1
-    (``-v`` shows the traceback). A write that fails (a full disk, a read-only folder) is one line naming
+    (``-v`` shows the traceback). A command running longer than a few seconds prints a progress line now and
+    then (:mod:`analysis.progress`). A write that fails (a full disk, a read-only folder) is one line naming
     the file, exit 3.
     """
     parser = build_parser()
@@ -85,18 +87,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     name = f"analysis {args.command}"
+    # no progress lines for --quiet, nor while a site is served until stopped
+    chatty = not getattr(args, "quiet", False) and getattr(args, "serve", None) is None
     with print_data_warnings():
         try:
             out = getattr(args, "out", None)
             if out is None:
-                return int(func(args) or 0)
+                with working(name, enabled=chatty):
+                    return int(func(args) or 0)
             with owned_output(out, str(args.command), force=bool(getattr(args, "force", False))) as removed:
                 if removed:
                     print(
                         f"{name}: removed {len(removed)} file(s) its previous run wrote in {out}",
                         file=sys.stderr,
                     )
-                return int(func(args) or 0)
+                with working(name, enabled=chatty):
+                    return int(func(args) or 0)
         except (RunDirError, OutDirError) as exc:
             print(f"{name}: error: {exc}", file=sys.stderr)
             return 2

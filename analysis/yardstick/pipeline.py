@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.cli_options import CommonOptions, with_reference
+from analysis.progress import step
 from analysis.rundirs import DataWarning, RunDirError, discover_runs
 from analysis.yardstick.score import DECISION_COLUMNS, Scored, score_runs
 from analysis.yardstick.summary import summarise, validate
@@ -135,7 +136,10 @@ def analyse_paths(
     loaded = load(paths, include_incomplete=include_incomplete)
     n_games = sum(len(r.games) for r in loaded.runs)
     say(f"scoring {n_games} games of {len(loaded.runs)} run(s) ...")
+    step(f"scoring {n_games} games")
     decisions, states = decisions_table(loaded.runs, prior=prior, variant=variant)
+    step(f"intervals of {len(decisions)} decisions ({n_resamples} resamples)")
     summary = summarise(decisions, n_resamples=n_resamples, seed=seed, level=level)
+    step(f"Monte Carlo check of {min(mc_decisions, len(decisions))} decisions")
     validation = validate(decisions, states, n_decisions=mc_decisions, n_sims=mc_sims, seed=seed)
     return {"decisions": decisions, "summary": summary, "validation": validation}, loaded
