@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -190,7 +191,22 @@ def run_name(*, _root_: Any) -> str:
         name = spec.run_name(options, groups)
     except Exception:  # validation reports the broken value with its key
         return DEFAULT_NAME
-    return name if isinstance(name, str) and name.strip() else DEFAULT_NAME
+    if not isinstance(name, str) or not name.strip():
+        return DEFAULT_NAME
+    return short_name(name)
+
+
+MAX_AUTO_NAME = 64
+"""The longest automatic run name kept as it is (it names the run directory, whose name has at most 255 bytes)."""
+
+
+def short_name(name: str) -> str:
+    """``name``, or for one longer than :data:`MAX_AUTO_NAME` its start and a hash of the whole
+    (``custom-TTFF...-<12 hex>``): distinct names stay distinct, and the folder name fits the filesystem."""
+    if len(name.encode("utf-8")) <= MAX_AUTO_NAME:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
+    return f"{name[: MAX_AUTO_NAME - 13]}-{digest}"
 
 
 def register_resolvers() -> None:

@@ -3,9 +3,10 @@
 A multirun writes under ONE sweep directory (``outputs/sweeps/<date>/<time>/``) with one subdirectory per
 job named by its number and overrides (``003_+experiment=2strike,seed=1``), and, at the end, ``jobs.csv``
 (number, directory, overrides, status, run id, failure). If any job failed, the command prints which and
-exits 1. An output directory that cannot be created, or that a run must not write into (the working directory,
-``/``, a folder holding files no trustsim run wrote: :mod:`trustsim.rundir.foreign`), stops the command at
-once with exit code 2, before anything is written there.
+exits 1 (130 when the sweep was interrupted: Ctrl-C). An output directory that cannot be created, or that
+a run must not write into (the working directory, ``/``, a folder holding files no trustsim run wrote:
+:mod:`trustsim.rundir.foreign`), stops the command at once with exit code 2, before anything is written
+there.
 """
 
 from __future__ import annotations
@@ -141,4 +142,4 @@ class SweepReport(Callback):
                 f"  job {r['job']} [{r['overrides']}]: {r['status']}: {r['failure'] or '?'}", file=sys.stderr
             )
         print(f"trustsim: index: {sweep_dir / JOBS_FILE}", file=sys.stderr)
-        sys.exit(1)
+        sys.exit(130 if any(r["failure"] == "interrupted" for r in failed) else 1)

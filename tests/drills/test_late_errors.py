@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 
 import hydra_plugins.trustsim_launcher.launcher as launcher
-from tests.conftest import REPO, run_in_process
+from tests.conftest import REPO, compose_config, run_in_process
+from trustsim.config import MAX_AUTO_NAME, short_name
 
 from .helpers import TRACEBACK, cli_env, run_batch
 
@@ -127,3 +128,15 @@ def test_a_damaged_manifest_beside_a_good_run(tmp_path: Path) -> None:
     root = subprocess.run([sys.executable, "-m", "analysis", "view", str(runs), "--out", "/"], cwd=REPO,
                           env=cli_env(), capture_output=True, text=True, timeout=120)  # fmt: skip
     assert root.returncode == 2 and "--out /: the filesystem root" in root.stderr
+
+
+def test_a_long_automatic_name_is_cut_with_a_hash() -> None:
+    pattern = ("TTF" * 100)[:250]
+    cfg = compose_config(["agent=bayes", "schedule=custom", f"schedule.pattern={pattern}", "game.games=250"])
+    name = cfg["name"]
+    assert (
+        len(name) == MAX_AUTO_NAME
+        and name.startswith("custom-TTFTTF")
+        and short_name("custom-" + "T" * 99) != short_name("custom-" + "T" * 98 + "F")
+    )
+    assert short_name("custom-TTFFT") == "custom-TTFFT"
