@@ -21,6 +21,8 @@ from omegaconf import DictConfig
 from hydra_plugins.trustsim_sweeper.plan_file import PlanFileError, PlanJobs, read_plan
 
 PLAN_KEY = "plan"
+MAX_JOBS = 1_000_000
+"""The most jobs one sweep may have."""
 
 
 def _key(text: str) -> str:
@@ -59,6 +61,7 @@ class TrustsimSweeper(BasicSweeper):
                     f"the sweep has no jobs: {', '.join(str(e) for e in empty) or 'its values'} expands to no "
                     "value; nothing was run (give each swept key at least one value)"
                 )
+            _bounded(sum(len(b) for b in batches))
             return batches
         if len(plans) > 1 or plans[0].is_sweep_override():
             raise HydraException("+plan: give one plan file (+plan=PLAN.csv)")
@@ -70,8 +73,17 @@ class TrustsimSweeper(BasicSweeper):
         rest = [o for o in overrides if o is not plans[0]]
         combos = BasicSweeper.split_arguments(rest, None)[0]
         jobs = plan_jobs(plan, combos, path)
+        _bounded(len(jobs))
         _announce(plan, path, len(jobs))
         return list(BasicSweeper.split_overrides_to_chunks(jobs, max_batch_size))
+
+
+def _bounded(jobs: int) -> None:
+    """Refuse a sweep of more than :data:`MAX_JOBS` jobs (a typo in a range would run until killed)."""
+    if jobs > MAX_JOBS:
+        raise HydraException(
+            f"the sweep has {jobs:,} jobs, more than {MAX_JOBS:,}; nothing was run (split it into several sweeps)"
+        )
 
 
 def plan_jobs(plan: PlanJobs, combos: Sequence[Sequence[str]], path: str) -> list[list[str]]:

@@ -2,8 +2,8 @@
 
 - A full output folder before start: the message names the folder (not ``'?'``), no lock file is left;
   ``analysis --out`` on a full disk: exit 3 naming the file, not an internal error.
-- Runs that never end: ``runs=10**12`` and a plan row of ``1e12`` runs are refused; a large sweep says how far
-  composing its jobs got; an empty sweep (``range(-3)``) is an error.
+- Runs that never end: ``runs=10**12``, a plan row of ``1e12`` runs and a sweep of more than 10**6 jobs are
+  refused; a large sweep says how far composing its jobs got; an empty sweep (``range(-3)``) is an error.
 - ``model.params.temperature=hot`` is refused at start; a binary plan file is "not a CSV file"; a plan row that
   clashes with the command line is named by its label, never by its values.
 - A manifest whose ``config`` is a string is damage (the run is left out with a warning, the good run beside
@@ -79,6 +79,7 @@ def test_bad_values_are_refused_at_start(tmp_path: Path) -> None:
         {"args": ["-m", *BAYES, "seed=range(-3)"]},
         {"args": ["-m", "+plan=clash.csv", "agent=bayes"]},
         {"args": [*BAYES[:1], *HOT]},
+        {"args": ["-m", *BAYES, "seed=range(1000001)"]},
     ]
     results = run_batch(cases, tmp_path)
     for case, res in zip(cases, results, strict=True):
@@ -91,6 +92,7 @@ def test_bad_values_are_refused_at_start(tmp_path: Path) -> None:
         "the sweep has no jobs: seed=range(-3) expands to no value",
         "agent is set by the plan (its row row-one) and by the command line",
         "config error at 'model.params.temperature': must be a number, got str 'hot'",
+        "the sweep has 1,000,001 jobs, more than 1,000,000; nothing was run",
     ]
     for res, said in zip(results, says, strict=True):
         assert said in res["stderr"], res["stderr"]
