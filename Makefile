@@ -33,8 +33,8 @@ test: setup  ## the whole test suite (offline), in parallel
 check: lint  ## lint + the fast tier (no slow, browser or local_model test), in parallel: before every commit
 	$(BIN)/python -m pytest $(PARALLEL) -q -m "$(FAST)"
 
-lint: setup
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+lint: setup  ## ruff (lint, format) and mypy (types of trustsim, games, agents, analysis)
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 
 format: setup
 	$(BIN)/ruff check --fix . && $(BIN)/ruff format .
@@ -43,4 +43,4 @@ bench: setup  ## benchmarks (numbers, not pass/fail)
 	for f in tests/benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -12,6 +12,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from analysis.outdir import OutDirError, owned_output
 from analysis.progress import working
@@ -36,7 +37,7 @@ SUBCOMMAND_MODULES = (
 )
 
 
-def _load_cli_modules() -> list[object]:
+def _load_cli_modules() -> list[ModuleType]:
     """Import every subcommand module that exists; a missing module is skipped, other errors raise."""
     modules = []
     for name in SUBCOMMAND_MODULES:
@@ -61,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     subparsers = parser.add_subparsers(dest="command", metavar="SUBCOMMAND")
     for module in _load_cli_modules():
-        module.add_parser(subparsers)  # type: ignore[attr-defined]
+        module.add_parser(subparsers)
     return parser
 
 

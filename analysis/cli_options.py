@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
 def positive_int(text: str) -> int:
@@ -77,7 +80,7 @@ class CommonOptions:
     include_incomplete: bool = False
 
 
-T = TypeVar("T")
+T = TypeVar("T", bound="DataclassInstance")
 
 
 def options_of(options_type: type[T], args: argparse.Namespace) -> T:

@@ -95,7 +95,8 @@ def check_command_line(argv: list[str], config_path: str, calling_file: str) -> 
     with hydra_loader(args, config_path, calling_file) as hydra:
         multirun = args.multirun or hydra.get_mode(config_name, overrides) == RunMode.MULTIRUN
         if not multirun:
-            configs, values = [_compose(hydra, config_name, overrides, RunMode.RUN)], []
+            configs = [_compose(hydra, config_name, overrides, RunMode.RUN)]
+            values: list[Any] = []
         else:
             master = _compose(hydra, config_name, overrides, RunMode.MULTIRUN)
             jobs, values = _distinct_jobs(hydra, master, overrides)
@@ -310,8 +311,8 @@ def check_config(cfg: Any) -> None:
     if problem is not None:
         raise Refused(*problem)
     for key, text in _hydra_paths(cfg).items():
-        if (reason := value_problem(text)) is not None:
-            raise Refused(key, reason)
+        if (refused := value_problem(text)) is not None:
+            raise Refused(key, refused)
 
 
 # Hydra settings that name folders, files and the job: written as directory and log-file names, in the

@@ -286,8 +286,12 @@ def render(jobs: Sequence[JobStatus]) -> str:
     rows = []
     for j in jobs:
         path = Path(j.path).resolve()
-        inside = j.sweep is not None and path.is_relative_to(Path(j.sweep))
-        name = f"{Path(j.sweep).name}/{path.relative_to(j.sweep).as_posix()}" if inside else j.path
+        sweep = Path(j.sweep) if j.sweep is not None else None
+        name = (
+            f"{sweep.name}/{path.relative_to(sweep).as_posix()}"
+            if sweep is not None and path.is_relative_to(sweep)
+            else j.path
+        )
         llm = j.llm
         rows.append(
             (

@@ -49,7 +49,7 @@ def arena(subject: Any, tables: dict[str, pd.DataFrame] | None) -> dict[str, Fig
     }
     t = tables.get("tournament") if tables else None
     rows = rows_of(t, subject, "model", "player") if t is not None else pd.DataFrame()
-    if rows.empty:
+    if t is None or rows.empty:
         return {k: not_run(k, v) for k, v in keys.items()}
     row = rows.sort_values("matches", ascending=False).iloc[0]
     n = int(row["matches"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -90,10 +91,11 @@ def tournament_payoffs(table: pd.DataFrame, out: Path) -> Path:
     )
     y = np.arange(len(t))
     ranked = t["ranked"].to_numpy(dtype=bool) if "ranked" in t else np.ones(len(t), dtype=bool)
-    for sel, style, label in (
+    series: list[tuple[np.ndarray, dict[str, Any], str]] = [
         (ranked, {"fmt": "o"}, "ranked"),
         (~ranked, {"fmt": "o", "mfc": "white", "color": "0.5"}, "underpowered (not ranked)"),
-    ):
+    ]
+    for sel, style, label in series:
         if sel.any():
             ax.errorbar(t["payoff_per_round"][sel], y[sel], xerr=err[:, sel], capsize=3, label=label, **style)
     labels = []

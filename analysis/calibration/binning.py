@@ -40,4 +40,4 @@ def bin_sums(
 ) -> tuple[NDArray[np.float64], ...]:
     """Count and per-column sums per bin: returns (counts, sum_col1, sum_col2, ...)."""
     counts = np.bincount(idx, minlength=n_bins).astype(np.float64)
-    return (counts, *(np.bincount(idx, weights=c, minlength=n_bins) for c in columns))
+    return (counts, *(np.asarray(np.bincount(idx, weights=c, minlength=n_bins), np.float64) for c in columns))

@@ -22,7 +22,10 @@ def _slug(*parts: object) -> str:
 def _save_with_legend_below(fig: plt.Figure, ax: plt.Axes, path: Path) -> None:
     """Save with the legend under the axes (never over the data); the canvas grows to hold it."""
     fig.tight_layout()
-    below = ax.get_tightbbox(fig.canvas.get_renderer()).transformed(ax.transAxes.inverted()).y0
+    box = ax.get_tightbbox()  # with the figure's renderer
+    if box is None:  # an invisible axes: nothing to keep clear of
+        box = ax.bbox
+    below = box.transformed(ax.transAxes.inverted()).y0
     legend = ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, below - 0.02), frameon=False)
     save_figure(fig, path, bbox_inches="tight", bbox_extra_artists=[legend])
 

@@ -44,7 +44,7 @@ def murphy_groups(p: NDArray[np.float64], max_distinct: int = 101, n_bins: int =
 
 
 def _per_cluster(cl: NDArray[np.int64], n_cl: int, values: NDArray[np.float64]) -> NDArray[np.float64]:
-    return np.bincount(cl, weights=values, minlength=n_cl)
+    return np.asarray(np.bincount(cl, weights=values, minlength=n_cl), np.float64)
 
 
 def _per_cluster_bin(

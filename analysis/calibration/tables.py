@@ -6,6 +6,7 @@ import math
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -79,7 +80,7 @@ def measure_table(
     rows = []
     for key, g in df.groupby(list(keys), sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        row: dict[str, object] = dict(zip(keys, key, strict=True))
+        row: dict[str, Any] = dict(zip(keys, key, strict=True))
         stated = g[g["p"].notna()]
         row["missing"] = int(len(g) - len(stated))
         row["clusters"] = int(stated["cluster_id"].nunique())

@@ -114,7 +114,7 @@ def analysis_tables(package: str, paths: list[str], **options: Any) -> dict[str,
 
     module = importlib.import_module(f"analysis.{package}")
     try:
-        return module.analyse(paths, **options).tables  # type: ignore[attr-defined]
+        return module.analyse(paths, **options).tables
     except AnalysisError:
         return None
 

@@ -52,7 +52,7 @@ def _save(fig: plt.Figure, out_dir: Path, name: str, legend: tuple[list, list] |
 def _merged_legend(axes: np.ndarray | list[plt.Axes]) -> tuple[list, list]:
     """Handles and labels of every panel, each label once (first occurrence)."""
     seen: dict[str, object] = {}
-    for ax in np.ravel(axes):
+    for ax in np.ravel(np.asarray(axes, dtype=object)):
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
             seen.setdefault(label, h)
     return list(seen.values()), list(seen)

@@ -103,13 +103,13 @@ def analyse(
     ``say`` (optional) receives one progress line per phase.
     """
     say = say or (lambda _msg: None)
-    paths = [str(p) for p in paths]
+    inputs = [str(p) for p in paths]
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DataWarning)
         try:
-            data = load_trust_data(paths, include_incomplete=include_incomplete, check_events=check_events,
+            data = load_trust_data(inputs, include_incomplete=include_incomplete, check_events=check_events,
                                    progress=progress)  # fmt: skip
         except RunDirError as exc:  # nothing usable left: the reasons are the damage warnings
             reasons = list(
@@ -144,5 +144,5 @@ def analyse(
             msgs.append(f"cell {c.label} has {c.n_clusters} {c.cluster_unit} cluster(s) (< 3): no intervals")
     return TrustAnalysis(
         data, cells, anchors, deltas, curves, by_round, km, [*data.problems, *msgs], timings, seats,
-        seat_outcomes(data), anchor, paths,
+        seat_outcomes(data), anchor, inputs,
     )  # fmt: skip

@@ -12,7 +12,11 @@ def cluster_sums(units: Units) -> RatioInput:
     """Per-cluster (num, den) sums: sessions (``session``), units (``unit``) or items (``item``)."""
     if units.design == "unit":
         return RatioInput(units.num, units.den)
-    groups = units.item if units.design == "item" else units.session
+    groups = units.session
+    if units.design == "item":
+        if units.item is None:
+            raise ValueError("an item design needs each unit's item")
+        groups = units.item
     _, codes = np.unique(groups, return_inverse=True)
     return RatioInput(np.bincount(codes, weights=units.num), np.bincount(codes, weights=units.den))
 

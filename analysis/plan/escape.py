@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.escape_room.loader import TrustData, load_trust_data
-from analysis.escape_room.measures import anchor_cells, compute_cells, compute_deltas
+from analysis.escape_room.measures import AnchorMode, anchor_cells, compute_cells, compute_deltas
 from analysis.escape_room.published import published_anchor
 from analysis.escape_room.schedules import SCHEDULE_ORDER
 from analysis.escape_room.schema import CELL_KEYS
@@ -79,7 +79,7 @@ def load_cells(
     n_resamples: int = 2000,
     seed: int = 0,
     level: float = 0.95,
-    anchor: str = "auto",
+    anchor: AnchorMode = "auto",
 ) -> tuple[list[PlanCell], list[str]]:
     """The cells of ``measure`` (``volume``, ``partner_share``, ``delta_trust``, ``delta_target``) and the
     data's warnings."""
@@ -105,7 +105,7 @@ def load_cells(
     warnings = [*data.problems]
     if measure not in DELTAS:
         return list(out.values()), warnings
-    anchors = anchor_cells(data, cells, mode=anchor, n_resamples=n_resamples, seed=seed, level=level)  # type: ignore[arg-type]
+    anchors = anchor_cells(data, cells, mode=anchor, n_resamples=n_resamples, seed=seed, level=level)
     deltas = {
         tuple(d.keys[k] for k in CELL_KEYS): d
         for d in compute_deltas(cells, anchors, level)

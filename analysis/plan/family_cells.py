@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -203,11 +204,17 @@ def calibration_cells(
     return out, []
 
 
-def _stats(options: dict[str, object]) -> dict[str, object]:
+class _Stats(TypedDict):
+    n_resamples: int
+    seed: int
+    level: float
+
+
+def _stats(options: Mapping[str, Any]) -> _Stats:
     return {
-        "n_resamples": int(options.get("n_resamples", 2000)),  # type: ignore[call-overload]
-        "seed": int(options.get("seed", 0)),  # type: ignore[call-overload]
-        "level": float(options.get("level", 0.95)),  # type: ignore[arg-type]
+        "n_resamples": int(options.get("n_resamples", 2000)),
+        "seed": int(options.get("seed", 0)),
+        "level": float(options.get("level", 0.95)),
     }
 
 

@@ -50,4 +50,4 @@ def load_cells(
     """The cells of ``measure`` in ``paths`` and the data's warnings."""
     spec = MEASURES[measure]
     module = importlib.import_module(spec.module)
-    return module.load_cells(list(paths), measure, **options)  # type: ignore[no-any-return]
+    return module.load_cells(list(paths), measure, **options)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from scipy.stats import f
@@ -50,17 +51,17 @@ def _num(value: object, digits: int = 3) -> str:
     return str(value)
 
 
-def _money(value: object) -> str:
+def _money(value: Any) -> str:
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return "—"
-    v = float(value)  # type: ignore[arg-type]
+    v = float(value)
     return f"${v:,.2f}" if v >= 0.01 or v == 0 else f"${v:.4f}"
 
 
-def _sd(var: object) -> str:
+def _sd(var: Any) -> str:
     if var is None or var is pd.NA or (isinstance(var, float) and math.isnan(var)):
         return "—"
-    v = float(var)  # type: ignore[arg-type]
+    v = float(var)
     return f"{math.sqrt(v):.3f}" if v >= 0 else f"<0 ({v:.3g})"
 
 

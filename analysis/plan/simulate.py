@@ -71,7 +71,7 @@ def draw(population: Sequence[Units], picks: np.ndarray) -> Units:
     """The sessions ``picks`` (indices, repeats allowed) as one cell, each pick its own session."""
     parts = [population[i] for i in picks]
     session = np.concatenate([np.full(p.num.size, k) for k, p in enumerate(parts)])
-    item = None if parts[0].item is None else np.concatenate([p.item for p in parts])  # type: ignore[misc]
+    item = None if parts[0].item is None else np.concatenate([p.item for p in parts])
     return Units(
         session,
         np.concatenate([p.num for p in parts]),

@@ -134,7 +134,7 @@ def _pair_record(
         "a": a.keys[key],
         "b": b.keys[key],
         "difference": var.estimate,
-        **_interval_columns(now),  # type: ignore[arg-type]
+        **_interval_columns(now),
         "sessions_now": min(var.sessions, 10**9),
         "per_session_var": var.per_session,
         "df": var.df,

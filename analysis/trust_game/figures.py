@@ -77,7 +77,7 @@ def return_vs_sent(df: pd.DataFrame, keys: list[str], out: Path) -> Path:
             mean.to_numpy(),
             "-o",
             ms=3,
-            color=pts.get_facecolor()[0][:3],
+            color=np.asarray(pts.get_facecolor())[0][:3],
             label=label(dict(zip(keys, key, strict=True)), keys),
         )
     ax.axhline(JM_RETURN_FRACTION, ls="--", color="0.4", lw=1, label="human: Johnson & Mislin 2011 (≈ 0.37)")

@@ -266,7 +266,7 @@ def reference_game(logged: LoggedGame, d_correct: bool) -> dict[str, Any]:
     rounds = []
     for i, rnd in enumerate(rounds_json):
         alive = rnd.alive
-        decisions = []
+        decisions: list[dict[str, Any]] = []
         for seat, action in rnd.decisions.items():
             text = rnd.reasoning.get(seat, "")
             m = _REASONING.search(text)
@@ -387,7 +387,8 @@ def write_games(
 ) -> dict[str, Any]:
     """Write each game's page file, its decisions' requests (``requests``: the run's store) and the run's
     search file (``w``: the site writer); returns the run page's data and sets the index row's counts."""
-    summaries, search = [], []
+    summaries: list[dict[str, Any]] = []
+    search: list[list[Any]] = []
     decisions = invalid = 0
     for game in games:
         unit = f"{game['session']}-{game['game']}"

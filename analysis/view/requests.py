@@ -77,7 +77,8 @@ def _entry(row: tuple[Any, ...]) -> dict[str, Any]:
 
 def configured_store(run: Run) -> str:
     """The store a run's configuration names (``llm.store_dir``, else ``llm.store_path``), as written."""
-    config = run.manifest.get("config") if isinstance(run.manifest.get("config"), dict) else {}
+    raw = run.manifest.get("config")
+    config: dict[str, Any] = raw if isinstance(raw, dict) else {}
     llm = config.get("llm") or {}
     return llm.get("store_dir") or llm.get("store_path") or DEFAULT_STORE
 

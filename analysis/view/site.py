@@ -97,7 +97,8 @@ def folder_date(name: str) -> str | None:
 
 def _index_row(run: Run, key: str, sweep: str | None) -> dict[str, Any]:
     m = run.manifest
-    config = m.get("config") if isinstance(m.get("config"), dict) else {}
+    raw = m.get("config")
+    config: dict[str, Any] = raw if isinstance(raw, dict) else {}
     # a job that failed at start has a short manifest: fall back to its configuration
     cell = {
         "model": (config.get("model") or {}).get("name"),
@@ -197,7 +198,7 @@ def _reference_runs(roots: list[Path], w: SiteWriter) -> Iterator[dict[str, Any]
 
 def _reports(roots: list[Path], site: Path, w: SiteWriter) -> list[dict[str, Any]]:
     """Copy every analysis report (report.md and its figures) found under the inputs into the site."""
-    found = []
+    found: list[Path] = []
     for root in roots:
         candidates = [root / "report.md"] if root.is_file() else list(root.rglob("report.md"))
         found.extend(p for p in candidates if p.exists())

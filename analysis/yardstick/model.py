@@ -269,7 +269,7 @@ class SeatModel:
                     elif move == PASS:
                         joint += [Plan(t.p * q, t.volunteers, t.coins, t.reveal) for t in out]
                     else:
-                        reveal = bit(move) if self.owners[move] != seat else 0  # type: ignore[arg-type, index]
+                        reveal = bit(move) if isinstance(move, int) and self.owners[move] != seat else 0
                         for t in out:
                             coins = list(t.coins)
                             coins[i] -= 1
@@ -350,7 +350,9 @@ class SeatModel:
         verify = isinstance(move, int)
         for plan in plans:
             volunteers = (*plan.volunteers, self.seat) if volunteering else plan.volunteers
-            reveal = plan.reveal | (bit(move) if verify and self.owners[move] != self.seat else 0)  # type: ignore[arg-type]
+            reveal = plan.reveal | (
+                bit(move) if isinstance(move, int) and self.owners[move] != self.seat else 0
+            )
             coins = list(plan.coins)
             if verify:
                 coins[self._index] -= 1

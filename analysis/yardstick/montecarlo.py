@@ -43,8 +43,8 @@ def _play(
             volunteers.append(model.seat)
         elif move != PASS:
             coins[TESTED.index(model.seat)] -= 1
-            if model.owners[move] != model.seat:  # type: ignore[index]
-                reveal |= bit(move)  # type: ignore[arg-type]
+            if isinstance(move, int) and model.owners[move] != model.seat:
+                reveal |= bit(move)
         reveal &= ~state.verified
         need = ALL & ~state.verified
         w = worlds[idx]

@@ -31,8 +31,8 @@ def load(paths: Iterable[str | Path], *, include_incomplete: bool = False) -> Lo
     from trustsim.rundir.reference_logs import ReferenceLogError
 
     out = Loaded()
-    paths = [Path(p) for p in paths]
-    found = discover_runs(paths, include_incomplete=include_incomplete, game="escape_room")
+    roots = [Path(p) for p in paths]
+    found = discover_runs(roots, include_incomplete=include_incomplete, game="escape_room")
     out.excluded += [(str(p), why) for p, why in found.excluded]
     for run in found.runs:
         trace = engine_trace(run)
@@ -40,7 +40,7 @@ def load(paths: Iterable[str | Path], *, include_incomplete: bool = False) -> Lo
             out.runs.append(trace)
         else:
             out.excluded.append((str(run.path), "no game with intact events"))
-    for root in paths:
+    for root in roots:
         try:
             for trace in iter_reference_traces(root):
                 out.runs.append(trace)
@@ -50,7 +50,7 @@ def load(paths: Iterable[str | Path], *, include_incomplete: bool = False) -> Lo
         detail = "; ".join(f"{p}: {why}" for p, why in out.excluded[:3])
         raise RunDirError(
             "no escape-room run or reference-log directory with games under "
-            + ", ".join(str(p) for p in paths)
+            + ", ".join(str(p) for p in roots)
             + (f" ({detail})" if detail else "")
         )
     return out

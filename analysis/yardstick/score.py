@@ -7,7 +7,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -174,10 +174,11 @@ def round_state(game: GameTrace, rnd: RoundTrace) -> RoundState:
         truth |= bit(k) if right else 0
     failed = [need for need, right in evidence.passwords if not right]
     alive = frozenset(rnd.alive)
+    a, b, c = (max(int(rnd.coins.get(s, 0)), 0) if s in alive else 0 for s in TESTED)
     return RoundState(
         rounds_left=max(game.max_rounds - rnd.number + 1, 1),
         alive=alive,
-        coins=tuple(max(int(rnd.coins.get(s, 0)), 0) if s in alive else 0 for s in TESTED),  # type: ignore[arg-type]
+        coins=(a, b, c),
         verified=verified,
         truth=truth,
         failed=simplify(failed, verified, truth),
@@ -203,15 +204,21 @@ def names_wrong(
     return False
 
 
+class DecisionTable(Protocol):
+    """What scoring asks of a game's table: a :class:`GameTable`, or the symmetric benchmark's game."""
+
+    def seat_for(self, seat: str, state: RoundState) -> SeatModel | str: ...
+
+
 class ModelCache:
     """The last few :class:`GameTable` s by (owners, views, variant): games whose seats hold the same views
     (memoryless runs: the prior) share their values."""
 
     def __init__(self, size: int = 64) -> None:
         self.size = size
-        self._tables: OrderedDict[tuple[Any, ...], GameTable] = OrderedDict()
+        self._tables: OrderedDict[tuple[Any, ...], DecisionTable] = OrderedDict()
 
-    def get(self, owners: dict[int, str], views: dict[str, View], variant: str) -> GameTable:
+    def get(self, owners: dict[int, str], views: dict[str, View], variant: str) -> DecisionTable:
         key = (tuple(sorted(owners.items())), tuple(sorted(views.items())), variant)
         table = self._tables.get(key)
         if table is None:

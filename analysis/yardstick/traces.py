@@ -22,6 +22,16 @@ from trustsim.rundir.reference_logs import LoggedGame, find_reference_runs, read
 SEATS = ("A", "B", "C", "D")
 PARTNER = "D"
 _Q = re.compile(r"Q(\d+)")
+
+
+def _puzzle_index(label: str) -> int:
+    """The puzzle a capsule label names (``Q3-AB`` → 3)."""
+    m = _Q.match(label)
+    if m is None:
+        raise ValueError(f"not a capsule label: {label!r}")
+    return int(m.group(1))
+
+
 _NAME = re.compile(r"^(Q\d+-[A-Za-z0-9+,]*[A-Za-z0-9+])")
 
 
@@ -129,7 +139,7 @@ def parse_action(text: str | None) -> tuple[str, int | None, dict[int, str] | No
     if low.startswith("volunteer"):
         names: dict[int, str] = {}
         for name in capsule_names(text.split(":", 1)[1] if ":" in text else text):
-            names.setdefault(int(_Q.match(name).group(1)), name)  # type: ignore[union-attr]
+            names.setdefault(_puzzle_index(name), name)
         return "volunteer", None, names
     if low.startswith("pass"):
         return "pass", None, None
@@ -376,7 +386,7 @@ def reference_game(logged: LoggedGame, d_correct: bool, max_rounds: int) -> Game
             elif m := _PASSWORD.search(line):
                 used = {}
                 for label in capsule_names(m.group(3)):
-                    used[int(_Q.match(label).group(1))] = _creator(label)  # type: ignore[union-attr]
+                    used[_puzzle_index(label)] = _creator(label)
                 trace.password, trace.correct = used, m.group(2) == "CORRECT"
         game.rounds.append(trace)
         coins.update(rnd.coins)
