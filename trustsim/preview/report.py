@@ -323,7 +323,15 @@ def _time(est: Estimate) -> str:
 def table(rows: Sequence[tuple[str, Estimate]]) -> str:
     """One row per job (and a total row): requests, those to send, tokens, the expected cost and, for the
     embedded model, the expected time."""
-    head = ("job", "decisions", "requests", "to send", "prompt tokens", "completion tokens", "cost")
+    head: tuple[str, ...] = (
+        "job",
+        "decisions",
+        "requests",
+        "to send",
+        "prompt tokens",
+        "completion tokens",
+        "cost",
+    )
     timed = any(e.local_pace for _, e in rows)
     body = [
         (
