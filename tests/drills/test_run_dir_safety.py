@@ -143,3 +143,13 @@ def test_rerun_resumes_in_its_own_directory_and_sweep_job_folders_are_checked(tm
     )
     assert "nothing was run" in refused["stderr"]
     assert _state(job) == job_before
+
+
+def test_extract_out_into_a_users_folder_is_refused_before_any_request(tmp_path: Path, capsys) -> None:
+    from trustsim.extract.__main__ import _main
+
+    before = _user_folder(tmp_path / "mine", {"predictions.csv": "mine\n"})
+    assert _main([str(tmp_path / "no-logs"), "--out", str(tmp_path / "mine")]) == 2
+    err = capsys.readouterr().err
+    assert "config error at '--out'" in err and "predictions.csv" in err and "--out outputs/my-run" in err
+    assert _state(tmp_path / "mine") == before

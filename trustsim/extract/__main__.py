@@ -24,7 +24,7 @@ from trustsim.extract.output import write_outputs
 from trustsim.extract.sources import SourceError, default_kind, reasoning_sources, run_dirs
 from trustsim.llm import build_client, parse_llm_config, parse_model_config
 from trustsim.progress import make_progress
-from trustsim.rundir import print_data_warnings
+from trustsim.rundir import check_run_dir, print_data_warnings
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
@@ -70,6 +70,7 @@ def _main(argv: list[str] | None) -> int:
     ap.add_argument("--limit", type=int, help="extract only the first N items (a quick look)")
     args = ap.parse_args(argv)
     try:
+        check_run_dir(args.out, key="--out")  # never a folder of the user's own files; before any request
         items, game = collect(args.kind, args.sources, args.limit)
         if not items:
             raise SourceError("no reasoning texts found in the sources")

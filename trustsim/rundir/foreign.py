@@ -81,6 +81,12 @@ def foreign_files(run_dir: str | Path) -> list[str]:
     return foreign
 
 
+def _advice(key: str) -> str:
+    """What to do about a refused folder, named by the option that chose it."""
+    example = f"{key} outputs/my-run" if key.startswith("--") else f"{key}=outputs/runs/my-run"
+    return f"Choose a new or empty folder (e.g. {example}), or move those files away"
+
+
 def _shown(files: list[str]) -> str:
     more = f" and {len(files) - SHOWN} more" if len(files) > SHOWN else ""
     return ", ".join(files[:SHOWN]) + more
@@ -118,7 +124,7 @@ def check_run_dir(run_dir: str | Path, key: str = "hydra.run.dir") -> None:
         raise RunDirForeign(
             key,
             f"{folder} is not a trustsim run directory: it holds files that no trustsim run wrote "
-            f"({_shown(foreign)}); nothing was written there. {RunDirForeign.resume}",
+            f"({_shown(foreign)}); nothing was written there. {_advice(key)}",
         )
 
 
