@@ -52,6 +52,11 @@ def test_foreign_files_tell_a_users_folder_from_a_run_directory(tmp_path: Path) 
         json.dumps({"trustsim_version": "0", "tables": {"decisions": 0, "games": 0}})
     )
     assert foreign_files(run) == []
+    _user_folder(run / "report", {"report.md": "", ".analysis-files.json": '{"trust": ["report.md"]}'})
+    assert foreign_files(run) == []  # an analysis written into the run directory is trustsim's
+    (run / "report" / "mine.txt").write_text("mine")
+    assert foreign_files(run) == ["report/mine.txt"]
+    (run / "report" / "mine.txt").unlink()
     (run / "notes.txt").write_text("mine")
     (run / "agent_games.csv").write_text("")  # not one of the listed tables
     assert foreign_files(run) == ["agent_games.csv", "notes.txt"]

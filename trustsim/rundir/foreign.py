@@ -20,6 +20,7 @@ ALWAYS_OWNED = frozenset({
 SWEEP_OWNED = frozenset({"multirun.yaml", "jobs.csv", ".trustsim-write-test"})
 """Files a sweep writes into its sweep directory itself (each job has its own subfolder)."""
 SHOWN = 5
+ANALYSIS_RECORD = ".analysis-files.json"  # what an analysis wrote into its --out folder (analysis/outdir.py)
 
 
 class RunDirForeign(ConfigError):
@@ -54,12 +55,14 @@ def foreign_files(run_dir: str | Path) -> list[str]:
     """The files of ``run_dir`` (relative paths) that no trustsim job wrote there: all but the lock, the
     ``.hydra/`` record and job log, and, when the folder holds a trustsim ``manifest.json``, that manifest,
     ``events.jsonl``, its tables (those the manifest lists; every ``*.csv`` when it lists none, as a killed job
-    leaves it) and log files. A folder that does not exist or is empty has none."""
+    leaves it) and log files; and in a subfolder an analysis wrote (``analysis ... --out RUN/report``), the
+    files its ``.analysis-files.json`` lists (a job never writes there). A folder that does not exist or is
+    empty has none."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         return []
     manifest = _trustsim_manifest(run_dir)
-    owned = set(ALWAYS_OWNED)
+    owned = set(ALWAYS_OWNED) | _analysis_outputs(run_dir)
     tables: list[str] | None = None
     if manifest is not None:
         owned |= {MANIFEST, EVENTS}
@@ -79,6 +82,21 @@ def foreign_files(run_dir: str | Path) -> list[str]:
             continue
         foreign.append(rel)
     return foreign
+
+
+def _analysis_outputs(run_dir: Path) -> set[str]:
+    """Files (relative to ``run_dir``) that an analysis recorded writing into a subfolder of it."""
+    owned: set[str] = set()
+    for record in run_dir.glob(f"*/**/{ANALYSIS_RECORD}"):
+        prefix = record.parent.relative_to(run_dir).as_posix()
+        try:
+            data = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            owned.add(f"{prefix}/{ANALYSIS_RECORD}")
+            owned.update(f"{prefix}/{f}" for files in data.values() if isinstance(files, list) for f in files)
+    return owned
 
 
 def _advice(key: str) -> str:
