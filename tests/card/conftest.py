@@ -4,15 +4,13 @@ OpenAI-compatible server (every answer generated from the request's JSON schema)
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import analysis_cli, built_once, cli
 from trustsim.llm.fake_server import FakeServer
 
 KEY_ENV = "TRUSTSIM_CARD_TEST_KEY"
@@ -58,19 +56,11 @@ def schema_reply(payload: dict[str, Any]) -> str:
 
 
 def trustsim(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m trustsim ARGS`` in the checkout."""
-    return subprocess.run(
-        [sys.executable, "-m", "trustsim", *args], cwd=REPO, capture_output=True, text=True, check=False,
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})},
-    )  # fmt: skip
+    """``python -m trustsim ARGS`` in the checkout (a subprocess: a sweep's launcher is part of the subject)."""
+    return cli("trustsim", *args, env=env)
 
 
-def analysis(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m analysis ARGS`` in the checkout."""
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args], cwd=REPO, capture_output=True, text=True, check=False,
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
-    )  # fmt: skip
+analysis = analysis_cli  # ``python -m analysis ARGS``, in this process
 
 
 def manifests(sweep: Path) -> list[dict[str, Any]]:
@@ -79,30 +69,42 @@ def manifests(sweep: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="session")
 def offline_sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    sweep = tmp_path_factory.mktemp("card_offline") / "sweep"
-    proc = trustsim(
-        "-m", "+experiment=trustcard_offline", "card.size=smoke", f"hydra.sweep.dir={sweep}", "progress=false"
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return sweep, proc.stdout
+    def build(root: Path) -> str:
+        sweep = root / "sweep"
+        proc = trustsim(
+            "-m",
+            "+experiment=trustcard_offline",
+            "card.size=smoke",
+            f"hydra.sweep.dir={sweep}",
+            "progress=false",
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc.stdout
+
+    root, stdout = built_once(tmp_path_factory, "card_offline", build)
+    return root / "sweep", stdout
 
 
 @pytest.fixture(scope="session")
 def fake_model_sweeps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str, int]:
     """The model battery against the fake server, then the same command again (a new sweep directory)."""
-    root = tmp_path_factory.mktemp("card_fake")
-    env = {KEY_ENV: "sk-card-test-not-a-key"}
-    with FakeServer(reply=schema_reply) as server:
-        common = [
-            "-m", "+experiment=trustcard", "card.size=smoke", "model=openai_compatible",
-            f"model.api_base={server.api_base}", "model.litellm_model=openai/fake-model",
-            f"model.api_key_env={KEY_ENV}", "model.structured_output=schema", "agent.prompt=trustsim",
-            f"llm.store_path={root / 'store.sqlite'}", "progress=false",
-        ]  # fmt: skip
-        first = trustsim(*common, f"hydra.sweep.dir={root / 'first'}", env=env)
-        assert first.returncode == 0, first.stderr[-3000:]
-        sent_first = len(server.body_digests())
-        second = trustsim(*common, f"hydra.sweep.dir={root / 'second'}", env=env)
-        assert second.returncode == 0, second.stderr[-3000:]
-        sent_again = len(server.body_digests()) - sent_first
-    return root / "first", root / "second", first.stdout, sent_again
+
+    def build(root: Path) -> tuple[str, int]:
+        env = {KEY_ENV: "sk-card-test-not-a-key"}
+        with FakeServer(reply=schema_reply) as server:
+            common = [
+                "-m", "+experiment=trustcard", "card.size=smoke", "model=openai_compatible",
+                f"model.api_base={server.api_base}", "model.litellm_model=openai/fake-model",
+                f"model.api_key_env={KEY_ENV}", "model.structured_output=schema", "agent.prompt=trustsim",
+                f"llm.store_path={root / 'store.sqlite'}", "progress=false",
+            ]  # fmt: skip
+            first = trustsim(*common, f"hydra.sweep.dir={root / 'first'}", env=env)
+            assert first.returncode == 0, first.stderr[-3000:]
+            sent_first = len(server.body_digests())
+            second = trustsim(*common, f"hydra.sweep.dir={root / 'second'}", env=env)
+            assert second.returncode == 0, second.stderr[-3000:]
+            sent_again = len(server.body_digests()) - sent_first
+        return first.stdout, sent_again
+
+    root, (stdout, sent_again) = built_once(tmp_path_factory, "card_fake", build)
+    return root / "first", root / "second", stdout, sent_again

@@ -11,6 +11,7 @@ from trustsim import battery
 from .conftest import manifests, trustsim
 
 
+@pytest.mark.slow  # composes every part of every battery size
 def test_plan_covers_every_family_and_sizes_grow() -> None:
     plans = {size: battery.plan([f"card.size={size}"], estimate=False) for size in battery.SIZES}
     sizes = {size: sum(p.decisions for p in plan) for size, plan in plans.items()}
@@ -63,6 +64,7 @@ def test_model_battery_prints_plan_and_resume_sends_nothing(fake_model_sweeps) -
     assert sum(m["llm"]["cache_hits"] for m in again) == sum(m["llm"]["calls_sent"] for m in ran)
 
 
+@pytest.mark.slow  # a CLI subprocess per case
 @pytest.mark.parametrize(
     ("args", "message"),
     [

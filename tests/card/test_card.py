@@ -84,6 +84,7 @@ def test_model_and_offline_cards_side_by_side(fake_model_sweeps, offline_sweep, 
     assert 'data-warning="weak"' not in card and set(cards["weak"].fillna("")) == {""}
 
 
+@pytest.mark.slow  # a card from every reference log
 def test_reference_partial_cards(tmp_path) -> None:
     out = tmp_path / "ref"
     proc = analysis("card", "--reference", "--out", str(out), "--no-figures", "--resamples", "200")

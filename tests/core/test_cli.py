@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import cli
 
 TABLES = ("decisions.csv", "games.csv", "agent_games.csv", "predictions.csv")
 
@@ -16,20 +16,14 @@ TABLES = ("decisions.csv", "games.csv", "agent_games.csv", "predictions.csv")
 def trustsim(
     cwd: Path, *args: str, env: dict | None = None, timeout: int = 240
 ) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "trustsim", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "CI": "true", **(env or {})},
-    )
+    return cli("trustsim", *args, cwd=cwd, env={"CI": "true", **(env or {})}, timeout=timeout)
 
 
 def run_dirs(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.rglob("manifest.json"))
 
 
+@pytest.mark.slow
 def test_main_experiment_writes_a_complete_run_directory(tmp_path):
     proc = trustsim(tmp_path, "+experiment=mid2strike", "agent=bayes", "hydra.run.dir=run1")
     assert proc.returncode == 0, proc.stderr
@@ -66,17 +60,20 @@ def test_unknown_preset_is_a_clear_error(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_unknown_key_is_a_clear_error(tmp_path):
     proc = trustsim(tmp_path, "+experiment=smooth", "game.colors=3")
     assert proc.returncode != 0 and "colors" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_bad_value_fails_at_start_naming_the_key(tmp_path):
     proc = trustsim(tmp_path, "+experiment=smooth", "game.coins=-2", "hydra.run.dir=bad")
     assert proc.returncode == 2
     assert "config error at 'game.coins': must be >= 0" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("launcher", ["trustsim", "basic", "joblib", "submitit_local"])
 def test_multirun_sweeps(tmp_path, launcher):
     args = [
@@ -101,6 +98,7 @@ def test_multirun_sweeps(tmp_path, launcher):
     assert len({m["run_id"] for m in manifests}) == 6
 
 
+@pytest.mark.slow
 def test_secrets_never_reach_any_file(tmp_path):
     secret = "sk-test-PLANTED-0123456789abcdef"
     proc = trustsim(
@@ -122,6 +120,7 @@ def test_secrets_never_reach_any_file(tmp_path):
             assert secret not in path.read_text(errors="replace"), path
 
 
+@pytest.mark.slow
 def test_multirun_writes_one_sweep_directory_with_a_job_index(tmp_path):
     proc = trustsim(tmp_path, "-m", "+experiment=1strike,2strike", "agent=bayes", "game.games=2", timeout=400)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -138,6 +137,7 @@ def test_multirun_writes_one_sweep_directory_with_a_job_index(tmp_path):
     assert all(",complete," in line for line in index[1:])
 
 
+@pytest.mark.slow
 def test_multirun_with_a_failed_job_exits_non_zero_naming_it(tmp_path):
     """One job at a time (the basic launcher): the others run. trustsim's launcher refuses the whole sweep
     first (tests/sweep/test_launcher_cli.py)."""
@@ -159,6 +159,7 @@ def test_multirun_with_a_failed_job_exits_non_zero_naming_it(tmp_path):
     assert ",failed," in index and ",complete," in index
 
 
+@pytest.mark.slow
 def test_unwritable_run_directory_says_what_to_do(tmp_path):
     (tmp_path / "a_file").write_text("")
     proc = trustsim(tmp_path, "+experiment=smooth", "agent=bayes", "hydra.run.dir=a_file/run")
@@ -167,6 +168,7 @@ def test_unwritable_run_directory_says_what_to_do(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_unknown_keys_and_ineffective_settings_from_the_command_line(tmp_path):
     for args, key in ((["+game.coin=2"], "game.coin"), (["+foo=1"], "foo")):
         proc = trustsim(tmp_path, "+experiment=mid2strike", "agent=bayes", *args, "hydra.run.dir=r")

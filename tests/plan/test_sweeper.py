@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import csv
-import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hydra.errors import HydraException
 
 from hydra_plugins.trustsim_sweeper import plan_file, sweeper
+from tests.conftest import cli
 
 # Hydra's plugin scan re-executes plugin modules (loader.load_module): names are looked up at call time.
 
@@ -86,19 +85,7 @@ def test_plan_jobs_cross_the_command_line_and_refuse_a_key_set_twice(tmp_path):
 
 
 def _trustsim(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "CI": "true",
-        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "trustsim", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return cli("trustsim", *args, cwd=cwd, env={"CI": "true"}, timeout=300)
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import cli, cli_env
 from trustsim.llm.fake_server import FakeServer
 
 from .helpers import KEY, KEY_ENV, llm_overrides, manifest, reply
@@ -22,20 +23,11 @@ from .helpers import KEY, KEY_ENV, llm_overrides, manifest, reply
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _env() -> dict[str, str]:
-    path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
-    return {**os.environ, "CI": "true", "PYTHONPATH": path, KEY_ENV: KEY}
+ENV = {"CI": "true", KEY_ENV: KEY}
 
 
 def trustsim(cwd: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "trustsim", *args],
-        cwd=cwd,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return cli("trustsim", *args, cwd=cwd, env=ENV, timeout=timeout)
 
 
 def _rows(store: Path) -> int:
@@ -51,7 +43,9 @@ def _rows(store: Path) -> int:
 
 def _sweep_with_rows_stored(tmp_path: Path, args: list[str], store: Path, rows: int, **popen: object):
     """Start the sweep in its own process and return it once ``rows`` answers are stored (or after 120 s)."""
-    proc = subprocess.Popen([sys.executable, "-m", "trustsim", *args], cwd=tmp_path, env=_env(), **popen)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "trustsim", *args], cwd=tmp_path, env=cli_env(ENV), **popen
+    )
     deadline = time.time() + 120
     while time.time() < deadline and _rows(store) < rows:
         time.sleep(0.05)

@@ -9,12 +9,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_in_process
+from tests.conftest import REPO, analysis_cli, built_once, run_in_process
 from trustsim.llm.fake_server import FakeServer
 
 KEY_ENV = "TRUSTSIM_VIEW_TEST_KEY"
@@ -65,9 +64,12 @@ def _reference_root() -> Path:
 
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("view_corpus")
-    runs = root / "runs"
     os.environ[KEY_ENV] = "sk-view-test-not-a-key"
+    return built_once(tmp_path_factory, "view_corpus", _build_corpus)[0] / "runs"
+
+
+def _build_corpus(root: Path) -> None:
+    runs = root / "runs"
     with FakeServer(reply=_reply) as server:
         llm = [
             "+experiment=mid2strike",
@@ -125,35 +127,23 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     reference = _reference_root()
     for name in REFERENCE_RUNS:
         shutil.copytree(reference / name, runs / "reference" / name)
-    report = subprocess.run(
-        [sys.executable, "-m", "analysis", "arena", str(runs / "arena"), "--out", str(runs / "report_arena")],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    report = analysis_cli("arena", str(runs / "arena"), "--out", str(runs / "report_arena"))
     assert report.returncode == 0, report.stderr
-    return runs
 
 
 def view(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m analysis view ARGS`` in the checkout."""
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", "view", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    """``python -m analysis view ARGS``, in this process."""
+    return analysis_cli("view", *args)
 
 
 @pytest.fixture(scope="session")
 def site(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("view_site") / "site"
-    proc = view(str(corpus), "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
-    assert "run(s)" in proc.stdout
-    return out
+    def build(root: Path) -> None:
+        proc = view(str(corpus), "--out", str(root / "site"))
+        assert proc.returncode == 0, proc.stderr
+        assert "run(s)" in proc.stdout
+
+    return built_once(tmp_path_factory, "view_site", build)[0] / "site"
 
 
 def read_data(site: Path, rel: str):

@@ -4,30 +4,19 @@ reports under it), each run listed with its start date and run id."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import cli
 
 from .conftest import read_data, view
 
 
 def _trustsim(cwd: Path, *args: str) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "trustsim", *args, "progress=false"],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = cli("trustsim", *args, "progress=false", cwd=cwd)
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
@@ -41,6 +30,7 @@ def outputs(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return cwd / "outputs"
 
 
+@pytest.mark.slow  # a single run and a sweep through the CLI
 def test_view_outputs_lists_runs_sweeps_and_reports(outputs: Path, tmp_path: Path) -> None:
     proc = view(str(outputs), "--out", str(tmp_path / "site"))
     assert proc.returncode == 0, proc.stderr
