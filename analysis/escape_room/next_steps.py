@@ -66,6 +66,15 @@ def _command_args(path: str) -> list[str]:
     return [str(a) for a in argv[1:]] if isinstance(argv, list) else []
 
 
+def _on_embedded_model(path: str) -> bool:
+    """Whether a run played the embedded model (``provider: local``): its calls take seconds each."""
+    try:
+        model = (read_manifest(path).get("config") or {}).get("model")
+    except RunDirError:
+        return False
+    return isinstance(model, dict) and model.get("provider") == "local"
+
+
 def _key(arg: str) -> str:
     return arg.split("=", 1)[0].lstrip("+~")
 
@@ -133,10 +142,17 @@ def gap_lines(
                 args = [f"+experiment={preset}", *who]
             size = f" ({_PRESET_RUNS[preset]})" if preset in _PRESET_RUNS else ""
             lines.append(f"- **{s.label}**: {why}. Run `{_trustsim(args)}`{size}.")
+        sweep = None
         if len(missing) > 1 and not any(w.startswith("memory=") for w in who):  # anchor plays memory none
             presets = ",".join(p for p, _ in missing)
+            sweep = ["-m", f"+experiment={presets}", *who]
+            lines.append(f"- **{s.label}**, all of these in one sweep: `{_trustsim(sweep)}`.")
+        if missing and any(_on_embedded_model(p) for p in own["path"].astype(str)):
+            ask = sweep or [f"+experiment={missing[0][0]}", *who]
             lines.append(
-                f"- **{s.label}**, all of these in one sweep: `{_trustsim(['-m', f'+experiment={presets}', *who])}`."
+                f"- **{s.label}** runs on the embedded model, at seconds per call: `{_trustsim([*ask, 'preview=true'])}` "
+                "sends nothing and prints the requests and the expected time (from the request store's measured "
+                "seconds per call)."
             )
         few = sum(0 < c.n_clusters < MIN_CLUSTERS for c in mine)
         if few:

@@ -37,6 +37,21 @@ def test_the_default_run_report_names_each_gap_and_its_command(tmp_path: Path) -
     assert "## How many sessions" in text
     assert f"python -m analysis trust {run} NEW_RUN_DIR --out report/" in gaps
     assert "Weak model" not in text
+    assert "embedded model" not in gaps  # an API model: no time to estimate
+
+
+def test_on_the_embedded_model_the_gaps_point_to_a_preview_of_the_time(tmp_path: Path) -> None:
+    run = write_run(
+        tmp_path / "runs" / "local",
+        schedule="mid2strike",
+        n_games=11,
+        seed=1,
+        config_extra={"model": {"name": "m1", "provider": "local"}},
+    )
+    _record_command(run, "+experiment=mid2strike", "model=m1")
+    text = _report(tmp_path, run)
+    want = "`python -m trustsim -m +experiment=anchor,smooth,1strike model=m1 preview=true` sends nothing"
+    assert want in text and "expected time" in text
 
 
 def test_a_complete_study_has_no_gaps(tmp_path: Path) -> None:
