@@ -335,13 +335,13 @@ def replay_game(
             )
             resolved[seat] = resolved_action(state, action, why)
             if action.kind == "verify" and not why:
-                answers[seat] = _verifier_answer(rec, seat, action.target, values)  # type: ignore[arg-type]
+                answers[seat] = _verifier_answer(rec, seat, action.target_puzzle, values)
                 if whom_to_verify is not None:
                     cmp.check(r, "whom_to_verify", f"Q{action.target}", whom_to_verify.get((r, seat), "N/A"))
         draws = _Draws(rec, cmp, r)
         coins_before = dict(state.coins)
         for seat, action in resolved.items():
-            if action.kind == "verify" and state.owners.get(action.target) == seat:  # type: ignore[arg-type]
+            if action.kind == "verify" and state.owners.get(action.target_puzzle) == seat:
                 _count(result, "own-puzzle verification (charged, no capsule change)")
             if action.kind == "volunteer":
                 for k, name in (action.password or {}).items():
@@ -375,7 +375,8 @@ def replay_game(
         )
         cmp.check(r, "volunteer", ours_vol, ref_vol)
         if report.password and rec.password:
-            ours_pw = [_ref_label(state.find_capsule(k, lab).endorsers, k) for k, lab in sorted(report.password.items())]  # type: ignore[union-attr]  # fmt: skip
+            found = {k: state.find_capsule(k, lab) for k, lab in sorted(report.password.items())}
+            ours_pw = [_ref_label(c.endorsers if c is not None else (), k) for k, c in found.items()]
             cmp.check(r, "password", ours_pw, [c.strip() for c in rec.password.group("caps").split(",")])
         selections = rec.raw.get("capsule_selections") or {}
         if report.chosen_volunteer or selections:
@@ -419,8 +420,8 @@ class _Draws:
             recorded = self.rec.password.group("seat") if self.rec.password else None
         else:
             recorded = next((s for s, why in self.rec.death_reasons.items() if why == "no_volunteer"), None)
-        if recorded in options:
-            return recorded  # type: ignore[return-value]
+        if recorded is not None and recorded in options:
+            return recorded
         # Our rules ask for a draw the log did not make (or made among other seats): the games diverge here;
         # the volunteer/deaths comparisons record it. Continue deterministically.
         return options[0]

@@ -43,6 +43,7 @@ from trustsim.config import to_container
 from trustsim.errors import ConfigError
 from trustsim.launch import SweepJob, refuse, run_jobs, sweep_job
 from trustsim.rundir import check_run_dir
+from trustsim.schema import plain_mapping
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +141,7 @@ class TrustsimLauncher(Launcher):
             for item in done:
                 if isinstance(item, BaseException):
                     raise item
-            return done  # type: ignore[return-value]
+            return [item for item in done if isinstance(item, Composed)]
         saved = HydraConfig.instance().cfg
         loader = self.hydra_context.config_loader
         try:
@@ -188,7 +189,7 @@ def compose(loader: Any, master: DictConfig, number: int, overrides: list[str]) 
         number,
         task,
         run_dir,
-        OmegaConf.to_container(config.hydra, resolve=False, enum_to_str=True),  # type: ignore[arg-type]
+        plain_mapping(OmegaConf.to_container(config.hydra, resolve=False, enum_to_str=True), "hydra"),
         str(config.hydra.job.name),
         _log_file(config),
     )
@@ -238,7 +239,10 @@ class _Record:
     def config(self) -> DictConfig:
         """The job's config with its hydra node (for the callbacks; made once, when first asked for)."""
         if self._config is None:
-            self._config = OmegaConf.create({**self.composed.cfg, "hydra": self.composed.hydra})  # type: ignore[dict-item]
+            cfg = self.composed.cfg
+            if cfg is None:  # a job whose composition failed is never run
+                raise RuntimeError(f"job {self.composed.number} has no composed config")
+            self._config = OmegaConf.create({**cfg, "hydra": self.composed.hydra})
         return self._config
 
     def start(self) -> None:

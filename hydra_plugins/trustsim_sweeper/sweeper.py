@@ -47,9 +47,8 @@ class TrustsimSweeper(BasicSweeper):
             return
         super().validate_batch_is_legal(batch)
 
-    def split_arguments(  # type: ignore[override]
-        self, overrides: list[Override], max_batch_size: int | None
-    ) -> list[list[list[str]]]:
+    @staticmethod
+    def split_arguments(overrides: list[Override], max_batch_size: int | None) -> list[list[list[str]]]:
         """The jobs in batches: the basic sweeper's, or the plan's crossed with the other overrides. A sweep
         without a job (a value such as ``range(-3)`` that expands to nothing) is an error."""
         plans = [o for o in overrides if o.key_or_group == PLAN_KEY and o.package is None]
