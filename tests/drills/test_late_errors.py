@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import hydra_plugins.trustsim_launcher.launcher as launcher
 from tests.conftest import REPO, compose_config, run_in_process
 from trustsim.config import MAX_AUTO_NAME, short_name
@@ -48,6 +50,7 @@ def limited(module: str, args: list[str], cwd: Path, limit: int) -> subprocess.C
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_full_output_folder_is_named_and_left_clean(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     done = limited("trustsim", [*BAYES, f"hydra.run.dir={run_dir}"], tmp_path, 0)
@@ -57,6 +60,7 @@ def test_a_full_output_folder_is_named_and_left_clean(tmp_path: Path) -> None:
     assert not (run_dir / ".trustsim.lock").exists()
 
 
+@pytest.mark.slow
 def test_analysis_on_a_full_disk_names_the_file(tmp_path: Path) -> None:
     assert run_in_process(BAYES, tmp_path / "runs" / "one") == 0
     out = tmp_path / "site"
@@ -66,6 +70,7 @@ def test_analysis_on_a_full_disk_names_the_file(tmp_path: Path) -> None:
     assert "internal error" not in done.stderr and TRACEBACK not in done.stderr
 
 
+@pytest.mark.slow
 def test_bad_values_are_refused_at_start(tmp_path: Path) -> None:
     (tmp_path / "binary.csv").write_bytes(bytes(range(256)) * 4)
     (tmp_path / "big.csv").write_text('overrides,runs,label\n"+experiment=smooth agent=bayes",1e12,big\n')
@@ -110,6 +115,7 @@ def test_a_large_sweep_says_how_far_composing_got(capsys, monkeypatch) -> None:
     assert launcher._shown(iter(range(3)), 3) == [0, 1, 2] and capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_a_damaged_manifest_beside_a_good_run(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     assert run_in_process(BAYES, runs / "good") == 0

@@ -94,6 +94,7 @@ def test_api_run_into_a_users_folder_writes_nothing(tmp_path: Path, capsys) -> N
     assert _state(folder) == before
 
 
+@pytest.mark.slow
 def test_cli_refuses_users_folders_root_and_working_directory(tmp_path: Path) -> None:
     """One interpreter runs every invocation (tests/drills/cli_batch.py), from ``work`` as the working folder."""
     work = tmp_path / "work"
@@ -125,6 +126,7 @@ def test_cli_refuses_users_folders_root_and_working_directory(tmp_path: Path) ->
     assert sorted(os.listdir("/")) == root_before
 
 
+@pytest.mark.slow
 def test_rerun_resumes_in_its_own_directory_and_sweep_job_folders_are_checked(tmp_path: Path) -> None:
     work, run_dir, sweep = tmp_path / "work", tmp_path / "run", tmp_path / "sweep"
     sweep_args = ["-m", *BAYES, "seed=0,1", f"hydra.sweep.dir={sweep}"]

@@ -103,6 +103,8 @@ def browser() -> Iterator[object]:
         b.close()
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_no_script_runs_in_chromium(hostile_site: Path, browser) -> None:  # type: ignore[no-untyped-def]
     page = browser.new_page()
     errors: list[str] = []
