@@ -213,10 +213,12 @@ def provenance(subject: Subject) -> dict[str, Any]:
     versions = sorted(
         {str((r.get("versions") or {}).get("trustsim") or r.get("trustsim_version")) for r in runs}
     )
-    revisions = sorted({
-        f"{str((r.get('git') or {}).get('revision') or '?')[:10]}{'+dirty' if (r.get('git') or {}).get('dirty') else ''}"
-        for r in runs
-    })  # fmt: skip
+    revisions = sorted(
+        {
+            f"{str((r.get('git') or {}).get('revision') or '?')[:10]}{'+dirty' if (r.get('git') or {}).get('dirty') else ''}"
+            for r in runs
+        }
+    )
     started = sorted(str((r.get("timings") or {}).get("started") or "") for r in runs if r.get("timings"))
     finished = sorted(str((r.get("timings") or {}).get("finished") or "") for r in runs if r.get("timings"))
     llm = [r.get("llm") or {} for r in runs]

@@ -116,8 +116,10 @@ def reliability_svg(bins: Sequence[dict[str, float]], size: int = 112) -> str:
         f'transform="rotate(-90 7 {size / 2})">observed</text>',
     ]
     if not bins:
-        parts.append(f'<text x="{size / 2}" y="{size / 2}" font-size="8" text-anchor="middle" fill="#8a93a3">'
-                     "no predictions</text>")  # fmt: skip
+        parts.append(
+            f'<text x="{size / 2}" y="{size / 2}" font-size="8" text-anchor="middle" fill="#8a93a3">'
+            "no predictions</text>"
+        )
     total = sum(b["count"] for b in bins) or 1
     points = []
     for b in bins:

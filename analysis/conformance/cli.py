@@ -82,8 +82,10 @@ def run(args: argparse.Namespace) -> int:
         runs.extend(find_reference_runs(d))
     runs = sorted(set(runs))
     if not runs:
-        print(f"error: no reference run (experiment_settings.json + game_*.json) under {', '.join(map(str, dirs))}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"error: no reference run (experiment_settings.json + game_*.json) under {', '.join(map(str, dirs))}",
+            file=sys.stderr,
+        )
         return 2
     rules = RuleOptions(own_verify=args.own_verify, capsule_names=args.capsule_names)
     t0 = time.perf_counter()

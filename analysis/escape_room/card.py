@@ -86,8 +86,9 @@ def figures(data: CardData) -> Any:
         if not sub_games.empty:  # the yardstick's protective share replaces the trust analysis's
             out.update(yardstick(subject, ys["team"], resamples=data.resamples, seed=data.seed))
             for key in ("er_regret_self_reliant", "er_regret_symmetric"):
-                out[key] = regret_figure(subject, ys[REGRET_VARIANTS[key][0]], key, resamples=data.resamples,
-                                         seed=data.seed)  # fmt: skip
+                out[key] = regret_figure(
+                    subject, ys[REGRET_VARIANTS[key][0]], key, resamples=data.resamples, seed=data.seed
+                )
         else:
             for key in REGRET_VARIANTS:
                 out[key] = not_run(key, "regret under the yardstick")
@@ -123,8 +124,9 @@ def invalid(run: Any, subject: Any) -> tuple[int, int]:
     return valid_share(table[~table["is_partner"].astype(str).str.lower().isin(["true", "1"])]["valid"])
 
 
-def escape_room(subject: Any, tables: dict[str, pd.DataFrame] | None, games: pd.DataFrame, *, resamples: int,
-                seed: int) -> dict[str, Figure]:  # fmt: skip
+def escape_room(
+    subject: Any, tables: dict[str, pd.DataFrame] | None, games: pd.DataFrame, *, resamples: int, seed: int
+) -> dict[str, Figure]:
     keys = {
         "delta_trust": "formation: Δtrust (smooth − anchor, verifications/game)",
         "delta_target": "targeting: Δtarget (1strike − anchor, partner share)",

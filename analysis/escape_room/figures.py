@@ -198,8 +198,9 @@ def two_axis_scatter(deltas: list[Delta], out_dir: Path) -> FigureResult:
     for i, (who, x, y) in enumerate(pts):
         xerr = [[x.estimate - x.low], [x.high - x.estimate]] if x.has_interval else None
         yerr = [[y.estimate - y.low], [y.high - y.estimate]] if y.has_interval else None
-        ax.errorbar(x.estimate, y.estimate, xerr=xerr, yerr=yerr, fmt="o", capsize=3, color=f"C{i % 10}",
-                    label=who)  # fmt: skip
+        ax.errorbar(
+            x.estimate, y.estimate, xerr=xerr, yerr=yerr, fmt="o", capsize=3, color=f"C{i % 10}", label=who
+        )
     ax.axhline(0, color="k", lw=0.6)
     ax.axvline(0, color="k", lw=0.6)
     ax.set_xlabel("Δtrust = verif./game (smooth) − anchor   (← trust formed)")
@@ -229,8 +230,9 @@ def recovery(curves: pd.DataFrame, out_dir: Path) -> FigureResult:
             ax.plot(m["game"], m["volume"], marker="o", ms=3, color=c, label=f"{model} ({memory})")
             ok = m["volume_low"].notna()
             if ok.any():
-                ax.fill_between(m.loc[ok, "game"], m.loc[ok, "volume_low"], m.loc[ok, "volume_high"],
-                                color=c, alpha=0.15)  # fmt: skip
+                ax.fill_between(
+                    m.loc[ok, "game"], m.loc[ok, "volume_low"], m.loc[ok, "volume_high"], color=c, alpha=0.15
+                )
             banded += bool(ok.any())
             unbanded += not ok.all()
         ax.set_title(schedule, fontsize=9)
@@ -263,8 +265,10 @@ def survival(km: pd.DataFrame, out_dir: Path) -> FigureResult:
     if km.empty:
         return None, "no agent-games"
     km = _with_who(km)
-    all_keys = sorted({(s, m) for s, m in zip(km["schedule"], km["memory"], strict=True)},
-                      key=lambda x: (schedule_sort_key(x[0]), x[1]))  # fmt: skip
+    all_keys = sorted(
+        {(s, m) for s, m in zip(km["schedule"], km["memory"], strict=True)},
+        key=lambda x: (schedule_sort_key(x[0]), x[1]),
+    )
     colour = {k: f"C{i % 10}" for i, k in enumerate(all_keys)}  # one colour per schedule in every panel
     panels = []  # (model, curves): at most MAX_BANDS curves per panel, so bands stay readable
     for model in sorted(km["who"].unique()):

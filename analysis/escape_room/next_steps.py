@@ -131,8 +131,9 @@ def gap_lines(
             missing.append(("smooth", "formation (Δtrust) needs the smooth schedule (the partner never fails)"
                             + (f", memory {', '.join(sorted(memories))}" if memories else "")))  # fmt: skip
         if "1strike" not in schedules:
-            missing.append(("1strike", "targeting (Δtarget) needs the 1strike schedule (the partner fails in "
-                            "game 1)"))  # fmt: skip
+            missing.append(
+                ("1strike", "targeting (Δtarget) needs the 1strike schedule (the partner fails in game 1)")
+            )
         if memories and "transcript" not in memories:  # the presets play transcript memory
             who = [*who, f"memory={sorted(memories)[0]}"]
         for preset, why in missing:

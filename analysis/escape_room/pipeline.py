@@ -109,8 +109,9 @@ def analyse(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DataWarning)
         try:
-            data = load_trust_data(inputs, include_incomplete=include_incomplete, check_events=check_events,
-                                   progress=progress)  # fmt: skip
+            data = load_trust_data(
+                inputs, include_incomplete=include_incomplete, check_events=check_events, progress=progress
+            )
         except RunDirError as exc:  # nothing usable left: the reasons are the damage warnings
             reasons = list(
                 dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, DataWarning))

@@ -31,8 +31,10 @@ def run(args: argparse.Namespace) -> int:
     result = write_run_dirs(args.logs, args.out)
     for what, why in result.skipped:
         print(f"analysis from-inspect: skipped {what}: {why}", file=sys.stderr)
-    print(f"wrote {len(result.run_dirs)} run director{'y' if len(result.run_dirs) == 1 else 'ies'} "
-          f"from {result.logs} log{'s' if result.logs != 1 else ''} to {args.out}")  # fmt: skip
+    print(
+        f"wrote {len(result.run_dirs)} run director{'y' if len(result.run_dirs) == 1 else 'ies'} "
+        f"from {result.logs} log{'s' if result.logs != 1 else ''} to {args.out}"
+    )
     print(
         f"next: python -m analysis trust {args.out} --out report/   "
         "(or view, card, reliance, arena, ... each into a folder of its own, e.g. --out report/arena/)"

@@ -193,8 +193,9 @@ def _residuals(units: Units) -> tuple[float, float, np.ndarray]:
 
 
 def _unknown(units: Units, estimate: float, sessions: int, note: str) -> Variance:
-    return Variance(units.design, estimate, sessions, math.nan, math.nan, math.nan, 0.0, math.nan, 0.0,
-                    note=note)  # fmt: skip
+    return Variance(
+        units.design, estimate, sessions, math.nan, math.nan, math.nan, 0.0, math.nan, 0.0, note=note
+    )
 
 
 def fit(units: Units) -> Variance:

@@ -42,8 +42,10 @@ def _paths_by_run(found: Discovery) -> dict[str, list[Path]]:
 
 
 def _experiments(found: Discovery) -> dict[str, str]:
-    return {str(r.run_id): str(r.manifest.get("experiment") or r.manifest.get("config", {}).get("name") or "")
-            for r in found.runs}  # fmt: skip
+    return {
+        str(r.run_id): str(r.manifest.get("experiment") or r.manifest.get("config", {}).get("name") or "")
+        for r in found.runs
+    }
 
 
 def _build(
@@ -164,9 +166,11 @@ def reliance_cells(paths: Sequence[str], measure: str, **options: object) -> tup
     else:
         ok = dec["valid"].astype(bool) & (dec["value_range"] > 1e-9) & dec["regret"].notna()
         work = dec.assign(num=dec["regret"].where(ok, 0.0).astype(float), den=ok.astype(float))
-        per = work.groupby(["system", "run_id", "session", "blueprint"], sort=True).agg(
-            num=("num", "sum"), den=("den", "sum"), agent=("agent", "first"), model=("model", "first")
-        ).reset_index()  # fmt: skip
+        per = (
+            work.groupby(["system", "run_id", "session", "blueprint"], sort=True)
+            .agg(num=("num", "sum"), den=("den", "sum"), agent=("agent", "first"), model=("model", "first"))
+            .reset_index()
+        )
     per["unit"] = (
         per["run_id"].astype(str) + "#" + per["session"].astype(str) + "#" + per["blueprint"].astype(str)
     )

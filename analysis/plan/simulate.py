@@ -51,9 +51,10 @@ class Summary:
             f"{name}: {self.studies} studies",
             f"  achieved half-width <= 1.1 W in {self.within_110:.1%} (<= W in {self.within_100:.1%}); "
             "half-width / W quantiles " + ", ".join(f"{k:.0%} {v:.2f}" for k, v in q.items()),
-            "  planned / needed quantiles " + ", ".join(f"{k:.0%} {v:.2f}" for k, v in p.items())
+            "  planned / needed quantiles "
+            + ", ".join(f"{k:.0%} {v:.2f}" for k, v in p.items())
             + f"; above 4x needed in {self.above_4x:.1%}; no plan {self.no_plan}",
-        ]  # fmt: skip
+        ]
 
 
 def sessions_of(units: Units) -> list[Units]:

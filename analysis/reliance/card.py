@@ -50,8 +50,9 @@ def system_rows(table: pd.DataFrame | None, subject: Any) -> pd.DataFrame:
     return table[keep]
 
 
-def reliance(subject: Any, tables: dict[str, pd.DataFrame] | None, stages: pd.DataFrame, *, resamples: int,
-             seed: int) -> dict[str, Figure]:  # fmt: skip
+def reliance(
+    subject: Any, tables: dict[str, pd.DataFrame] | None, stages: pd.DataFrame, *, resamples: int, seed: int
+) -> dict[str, Figure]:
     keys = {
         "rel_macro_accuracy": "macro accuracy (main library)",
         "rel_all_stage_success": "all-stage success",

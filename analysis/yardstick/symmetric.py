@@ -113,8 +113,9 @@ def _close(table: LevelTable) -> None:
             table.seat(key[0]).best_move(key[1])
 
 
-def _agrees(policy: dict[tuple[str, RoundState], Move], queried: dict[tuple[str, RoundState], Move],
-            below: GameTable) -> bool:  # fmt: skip
+def _agrees(
+    policy: dict[tuple[str, RoundState], Move], queried: dict[tuple[str, RoundState], Move], below: GameTable
+) -> bool:
     """Whether this level's best moves equal the level below's wherever either was used: the moves its
     teammates were given, and every state this level solved (the level below is asked there too)."""
     if any(policy[key] != move for key, move in queried.items()):
