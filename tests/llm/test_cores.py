@@ -149,6 +149,20 @@ def test_a_process_waits_for_an_idle_holder_only_so_long(
         waiting.close()
 
 
+def test_an_unwritable_cache_leaves_the_process_alone_with_its_free_cores(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    monkeypatch.setattr(cores, "_PROCESS_SHARE", None)
+    share = cores.process_share(lambda: 1.6, 4)
+    try:
+        assert isinstance(share, cores.Alone) and share.threads == 2 and share.rebalance() == 2
+    finally:
+        cores.close_process_share()
+
+
 def test_the_lock_directory_is_in_the_user_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert cores.lock_dir() == tmp_path / "trustsim" / "cores"

@@ -189,18 +189,40 @@ class CoreShare:
             self._slot_fd = -1
 
 
-_PROCESS_SHARE: CoreShare | None = None
+class Alone:
+    """The share of a process that cannot reach the lock directory (read-only home, no such file system):
+    the threads it measured, for every call."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+
+    def rebalance(self) -> int:
+        return self.threads
+
+    def close(self) -> None:
+        pass
 
 
-def process_share(free: Callable[[], float], cores: int) -> CoreShare:
+_PROCESS_SHARE: CoreShare | Alone | None = None
+
+
+def process_share(free: Callable[[], float], cores: int) -> CoreShare | Alone:
     """This process's :class:`CoreShare`, created once: registered first (so that processes starting
     together see each other), then wanting the ``free()`` cores (measured now) plus those other processes
-    hold for the model (shared fairly between them), rounded, at most ``cores`` and the threads' ceiling."""
+    hold for the model (shared fairly between them), rounded, at most ``cores`` and the threads' ceiling.
+    Where the lock directory cannot be written: :class:`Alone` with the free cores."""
     global _PROCESS_SHARE
     if _PROCESS_SHARE is None:
-        share = CoreShare(cores)
-        share.want(thread_count(free() + share.locked_by_others(), cores))
-        share.rebalance()
+        try:
+            share: CoreShare | Alone = CoreShare(cores)
+        except OSError as exc:
+            log.warning(
+                "embedded model: cannot share the cores through %s (%s); it computes alone", lock_dir(), exc
+            )
+            share = Alone(thread_count(free(), cores))
+        else:
+            share.want(thread_count(free() + share.locked_by_others(), cores))
+            share.rebalance()
         _PROCESS_SHARE = share
     return _PROCESS_SHARE
 
