@@ -213,16 +213,18 @@ def process_share(free: Callable[[], float], cores: int) -> CoreShare | Alone:
     Where the lock directory cannot be written: :class:`Alone` with the free cores."""
     global _PROCESS_SHARE
     if _PROCESS_SHARE is None:
+        share: CoreShare | Alone
         try:
-            share: CoreShare | Alone = CoreShare(cores)
+            shared = CoreShare(cores)
         except OSError as exc:
             log.warning(
                 "embedded model: cannot share the cores through %s (%s); it computes alone", lock_dir(), exc
             )
             share = Alone(thread_count(free(), cores))
         else:
-            share.want(thread_count(free() + share.locked_by_others(), cores))
-            share.rebalance()
+            shared.want(thread_count(free() + shared.locked_by_others(), cores))
+            shared.rebalance()
+            share = shared
         _PROCESS_SHARE = share
     return _PROCESS_SHARE
 
