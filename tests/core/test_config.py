@@ -132,6 +132,7 @@ def test_llm_setting_with_a_scripted_agent_is_an_error(run_job_dir, capsys):
     assert code == 2 and "config error at 'game.verifier'" in err and "makes no LLM calls" in err
 
 
+@pytest.mark.slow
 def test_ineffective_groups_print_a_warning(run_job_dir, capsys):
     code, run_dir = run_job_dir(["+experiment=reliance", "agent=oracle", "game.limit=1", "memory=ledger"])
     err = capsys.readouterr().err

@@ -168,6 +168,7 @@ def test_every_game_agent_uses_the_base_and_frees_its_model(game: str) -> None:
     assert ref() is None, f"{game}: a finished model is still referenced"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_memory_stays_flat(game: str) -> None:
     build, n = GAMES[game]

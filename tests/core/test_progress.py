@@ -226,6 +226,7 @@ print(json.dumps({"status": status, "stderr": sys.stderr.getvalue(),
 """
 
 
+@pytest.mark.slow
 def test_a_notebook_gets_one_progress_line_and_no_tqdm_warning(tmp_path):
     """A 0.1 s job (55 games) in a notebook: one progress line, and the analysis warns nothing about tqdm."""
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}

@@ -139,6 +139,7 @@ def test_many_invalid_answers_label_a_result_weak(runs: dict[str, Path], tmp_pat
     assert weak_reason(manifest, 10, 2) is None and weak_reason(manifest, 10, 3) is not None
 
 
+@pytest.mark.slow
 def test_cli_prints_the_summary_and_one_line_per_multirun_job(tmp_path: Path) -> None:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(REPO)}
     # the jobs run outside the checkout, so the printed command is run as printed in that same folder

@@ -9,12 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.docs.test_doc_commands import REPO, extract_commands
 from trustsim.llm.fake_server import FakeServer
 
 DOC_BASE = "http://127.0.0.1:8765/v1"
 
 
+@pytest.mark.slow
 def test_the_documented_fake_server_run_has_only_valid_answers(tmp_path: Path) -> None:
     (cmd,) = [
         c.text

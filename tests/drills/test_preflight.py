@@ -82,6 +82,7 @@ def drill(tmp_path_factory):
     return {"tmp": tmp, "results": results, "sent": sent}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("case", "key"),
     [

@@ -240,6 +240,7 @@ def test_a_word_is_no_key_and_redacts_only_whole_values(tmp_path, monkeypatch, c
     assert (line["action"], line["cause"], line["raw"]) == ("volunteer", "no_volunteer", f"key {REDACTED}!")
 
 
+@pytest.mark.slow
 def test_a_run_with_a_word_for_a_key_keeps_its_events(tmp_path: Path) -> None:
     """The real command line with ``ANTHROPIC_API_KEY=volunteer``: a warning, and the escape room's events
     keep their ``volunteer`` values."""

@@ -170,6 +170,7 @@ def drill(tmp_path_factory):
     }
 
 
+@pytest.mark.slow
 def test_the_drill_exercised_every_path(drill) -> None:
     runs, tmp = drill["runs"], drill["tmp"]
     assert any(drill["canaries"][CUSTOM_ENV] in h for h in drill["sent"])  # the key was really used

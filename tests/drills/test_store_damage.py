@@ -80,6 +80,7 @@ def _copy(first_run, name: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_damaged_store_is_refused_then_recovered(first_run, server, tmp_path) -> None:
     store = _copy(first_run, "damaged.sqlite")
     pages = store.stat().st_size // PAGE
@@ -152,6 +153,7 @@ def test_an_emptied_or_foreign_store_is_refused_not_recreated(
     assert store.read_bytes() == before  # left as it was: never re-created
 
 
+@pytest.mark.slow
 def test_damaged_and_emptied_shards_are_refused(server, tmp_path) -> None:
     """``llm.store_dir``: the job's own shard damaged (the same command again), another job's shard emptied or
     foreign, and with ``llm.store_check=full`` another job's damaged shard: exit 2 naming the shard and

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from trustsim.llm.fake_server import FakeServer
 
 from ..llm.helpers import read_only
 from .helpers import TABLES, TRACEBACK, llm_overrides, manifest, run_cli
 
 
+@pytest.mark.slow
 def test_read_only_store_from_the_command_line(tmp_path) -> None:
     folder = tmp_path / "shared"
     folder.mkdir()

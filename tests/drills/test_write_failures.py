@@ -83,6 +83,7 @@ def test_recorder_past_the_file_size_limit(tmp_path) -> None:
     assert (run_dir / "events.jsonl").stat().st_size <= 48 * 1024
 
 
+@pytest.mark.slow
 def test_store_past_the_file_size_limit_keeps_its_answers(tmp_path) -> None:
     """An LLM job whose new request store outgrows the limit: the store's write fails (SQLITE_FULL); every
     answer stored before is kept, and the same command afterwards sends only the missing requests."""
@@ -103,6 +104,7 @@ def test_store_past_the_file_size_limit_keeps_its_answers(tmp_path) -> None:
     assert manifest(tmp_path / "again")["llm"]["cache_hits"] == kept
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _can_unshare(), reason="no user namespaces here: cannot mount a tmpfs without root")
 def test_full_disk_under_the_run_directory(tmp_path) -> None:
     """The run directory on a 96 KiB tmpfs (real ENOSPC), the store outside: exit 3 naming the file, a failed

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tests.conftest import REPO
 from tests.inspect.conftest import eval_task, inspect_service, read_log, run_files
@@ -25,6 +26,7 @@ def _run(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_inspect_eval_mid2strike_then_from_inspect(tmp_path):
     """``inspect eval trustsim/escape_room -T experiment=mid2strike --model mockllm/model``: 11 games' model
     calls and scores in the log; from-inspect makes it a run directory with 11 games."""
@@ -46,6 +48,7 @@ def test_inspect_eval_mid2strike_then_from_inspect(tmp_path):
     assert len(pd.read_csv(games)) == 11
 
 
+@pytest.mark.slow
 def test_trust_card_against_the_loopback_server_then_the_card(tmp_path, monkeypatch):
     """``inspect eval trustsim/trust_card -T size=smoke --model openai-api/...`` completes; the card is built
     from its run directories."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from tests.inspect.conftest import game_reply, inspect_service, read_log, run_files
 from trustsim.llm.fake_server import FakeServer
 
@@ -28,6 +30,7 @@ def test_a_token_limit_ends_the_sample_as_a_limit(tmp_path):
     assert math.isnan(score.value) and score.reason == "trustsim_job_failed"
 
 
+@pytest.mark.slow
 def test_a_provider_error_fails_the_sample_with_inspects_error(tmp_path, monkeypatch):
     with FakeServer(mix={"500": 1.0}) as server:
         model = inspect_service(monkeypatch, "broken", server)

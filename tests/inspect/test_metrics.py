@@ -7,12 +7,15 @@ import math
 import subprocess
 import sys
 
+import pytest
+
 from analysis.escape_room.pipeline import analyse
 from tests.conftest import REPO
 from tests.inspect.conftest import eval_task
 from trustsim_inspect.scoring import N_RESAMPLES
 
 
+@pytest.mark.slow
 def test_deltas_equal_the_trust_analysis(tmp_path):
     """Offline agents (no model is called): anchor and smooth sessions of the Bayesian agent."""
     log = eval_task("escape_room", tmp_path / "logs", task_args={"experiment": "anchor,smooth", "runs": 3,

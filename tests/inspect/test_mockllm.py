@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pandas as pd
+import pytest
 
 from analysis.inspect_logs import EVENT_SOURCE
 from tests.conftest import REPO
@@ -65,6 +66,7 @@ def test_scores_metrics_and_cell(mockllm_log):
     assert metrics["volume"].value == 0.0
 
 
+@pytest.mark.slow
 def test_from_inspect_writes_the_run_directory_that_analyses_and_the_viewer_read(mockllm_log, tmp_path):
     out = tmp_path / "runs"
     proc = subprocess.run(

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tests.conftest import REPO
 from tests.inspect.conftest import eval_task, game_reply, inspect_service, read_log, run_files
@@ -17,6 +18,7 @@ from trustsim.llm.fake_server import FakeServer
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 
 
+@pytest.mark.slow
 def test_escape_room_seat_c_plays_its_own_model(tmp_path, monkeypatch):
     """``inspect eval ... --model <one> --model-role seat_c=<two>`` (the command, in a subprocess)."""
     with FakeServer(reply=game_reply) as one, FakeServer(reply=game_reply) as two:

@@ -160,6 +160,7 @@ def _start_and_wait(args: list[str], run_dir: Path, store: Path, stored: int) ->
     return proc
 
 
+@pytest.mark.slow
 def test_kill_minus_9_then_rerun_resends_no_stored_request(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv(KEY_ENV, PLANTED)
     store = tmp_path / "store.sqlite"
@@ -216,6 +217,7 @@ def test_rate_limit_option_spaces_requests(monkeypatch, run_job_dir, tmp_path) -
     assert elapsed >= (len(srv.requests) - 1) * 0.05 * 0.9  # 1200/min = one request per 50 ms
 
 
+@pytest.mark.slow
 def test_ctrl_c_leaves_a_failed_manifest_and_resumes(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv(KEY_ENV, PLANTED)
     store = tmp_path / "store.sqlite"

@@ -32,6 +32,7 @@ def fake_response(
     )
 
 
+@pytest.mark.slow
 def test_importing_litellm_leaves_the_garbage_collector_as_it_was() -> None:
     """get_litellm() changes nothing process-wide in the collector: no frozen heap, the thresholds the
     process had (here non-default ones, to tell them from a reset)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -100,6 +101,7 @@ def test_hostile_text_is_invalid_or_plain() -> None:
     assert time.perf_counter() - started < 5
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=400))
 def test_parser_never_raises(text: str) -> None:

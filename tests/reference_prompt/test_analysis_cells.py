@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from analysis.escape_room.pipeline import analyse
 from tests.reference_prompt.policy import reply
 from trustsim.llm.fake_server import FakeServer
@@ -22,6 +24,7 @@ def json_or_reference(body: dict) -> str:
     return reply(body) if "You are Player" in text or "Your answer (just" in text else '{"answer": 1}'
 
 
+@pytest.mark.slow
 def test_runs_of_the_two_styles_are_separate_cells(tmp_path: Path) -> None:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     runs = []

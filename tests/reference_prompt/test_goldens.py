@@ -71,6 +71,7 @@ def mid2strike(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]
     return run("mid2strike", tmp_path_factory.mktemp("mid2strike"))
 
 
+@pytest.mark.slow
 def test_every_mid2strike_request_equals_the_reference_codes(mid2strike: list[dict[str, Any]]) -> None:
     golden = json.loads((GOLDENS / "digests_mid2strike.json").read_text())
     assert len(mid2strike) == len(golden) == 116
@@ -101,6 +102,7 @@ def test_golden_states_hold_what_they_claim() -> None:
     assert "=== GAME 10 ENDED ===" in late and "=== GAME 1 ENDED ===" not in late
 
 
+@pytest.mark.slow
 def test_every_anchor_request_equals_the_reference_codes(tmp_path: Path) -> None:
     """The memoryless anchor: ``current_game_only`` memory, a fresh agent every game (no new-game lines)."""
     golden = json.loads((GOLDENS / "digests_anchor.json").read_text())
@@ -111,6 +113,7 @@ def test_every_anchor_request_equals_the_reference_codes(tmp_path: Path) -> None
         assert "ENDED ===" not in body["messages"][0]["content"]
 
 
+@pytest.mark.slow
 def test_every_study_default_request_equals_the_reference_codes(tmp_path: Path) -> None:
     """The study's default memory: 116 decisions, own answers and verifications plus 33 reflections (A, B, C
     after each of 11 games); a game-2 reflection still holds game 1's rules block and events."""

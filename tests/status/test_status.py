@@ -116,6 +116,7 @@ def test_statuses_units_and_reasons(sweep: Path) -> None:
     assert all(j.sweep == str(sweep.resolve()) for j in jobs.values())
 
 
+@pytest.mark.slow
 def test_lock_file_gone_is_stale(sweep: Path, tmp_path: Path) -> None:
     job = tmp_path / "job"
     shutil.copytree(sweep / "003_running", job)

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.llm.helpers import REPO
 from trustsim.llm.fake_server import FakeServer
 from trustsim.llm.store import LOCK_SUFFIX
@@ -27,6 +29,7 @@ def stored(shards: Path) -> set[str]:
     return out
 
 
+@pytest.mark.slow
 def test_kill_minus_9_then_rerun_takes_the_shard_back_and_resends_nothing(tmp_path: Path) -> None:
     shards = tmp_path / "shards"
     env = {**os.environ, "CI": "true", "PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}

@@ -123,6 +123,7 @@ store.close()
 """
 
 
+@pytest.mark.slow
 def test_reading_a_shard_while_its_job_writes_it(tmp_path: Path, monkeypatch) -> None:
     """A reader of another job's shard never errors and never returns a wrong answer while it is written."""
     monkeypatch.setattr(llm_store, "RESCAN_S", 0.0)  # re-read the shard's new keys at every lookup

@@ -95,6 +95,7 @@ def test_the_rate_holds_from_the_first_request_of_a_sweep(tmp_path, monkeypatch)
     assert srv.most_in_window("fake") <= 20
 
 
+@pytest.mark.slow
 def test_a_429_storm_completes_with_every_answer_stored_once(tmp_path):
     """The server accepts 10 requests per 2 s per model while the jobs may send 1,200/min: Retry-After pauses
     the endpoint, its window halves, and every request is answered and stored once within a small retry

@@ -118,6 +118,7 @@ def test_ctrl_c_stops_every_running_job_each_saying_so(tmp_path):
         assert m["status"] == "failed" and m["failure"]["reason"] == "interrupted"
 
 
+@pytest.mark.slow
 def test_a_large_sweep_is_composed_in_worker_processes(tmp_path):
     """From 16 jobs on, the jobs' configs are composed in forked workers: the same jobs, directories and
     checks (an invalid one still fails the sweep before anything runs)."""

@@ -148,6 +148,7 @@ def test_the_team_variants_teammates_play_as_the_bayes_agents_did(runs: dict[str
     assert compared > 150
 
 
+@pytest.mark.slow
 def test_passing_is_a_best_action_only_with_teammates(runs: dict[str, Path]) -> None:
     """Under ``team`` a pass is a best action in many states of these runs; under ``self_reliant`` only where
     nothing can be won."""
@@ -159,6 +160,7 @@ def test_passing_is_a_best_action_only_with_teammates(runs: dict[str, Path]) -> 
     assert set(team["model_version"]) == {"v2"} and set(alone["variant"]) == {"self_reliant"}
 
 
+@pytest.mark.slow
 def test_cli_writes_labelled_deterministic_outputs(runs: dict[str, Path], tmp_path: Path) -> None:
     outs = []
     for name in ("a", "b"):
