@@ -194,6 +194,7 @@ def test_the_drill_exercised_every_path(drill) -> None:
     assert echoed == 1  # the answer that quoted the key was stored, without it
 
 
+@pytest.mark.slow  # the drill fixture: every secret path through the CLI
 def test_no_canary_in_any_byte_written_or_printed(drill) -> None:
     canaries = drill["canaries"]
     files = [p for p in drill["tmp"].rglob("*") if p.is_file()]
@@ -209,6 +210,7 @@ def test_no_canary_in_any_byte_written_or_printed(drill) -> None:
     assert leaks == []
 
 
+@pytest.mark.slow  # the drill fixture: every secret path through the CLI
 def test_repo_outputs_untouched(drill) -> None:
     """The drill wrote only under its temporary folder (every path was given explicitly)."""
     assert not (drill["tmp"] / "outputs").exists() or not any(

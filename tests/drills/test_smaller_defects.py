@@ -40,6 +40,7 @@ def test_a_long_well_formed_answer_is_read_whole() -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_long_answer_from_the_server_is_a_valid_move(tmp_path) -> None:
     """End to end against the fault server: every decision of a game valid, none ``invalid``."""
     with FakeServer(reply=LONG) as server:
