@@ -206,6 +206,7 @@ async def run_agent(api_base: str, n: int, conc: int, tag: str, work: Path) -> t
     import numpy as np
 
     from agents.escape_room.base import Services
+    from games.escape_room.options import EscapeRoomGame
     from agents.escape_room.llm_agent import LLMAgent
     from trustsim.llm import build_client, parse_llm_config, parse_model_config
 
@@ -216,7 +217,7 @@ async def run_agent(api_base: str, n: int, conc: int, tag: str, work: Path) -> t
     for i in range(n):
         agent = LLMAgent(memory="transcript")
         agent.start_session(
-            "A", np.random.default_rng(i), Services(llm=client, model=model, game={"coins": 4})
+            "A", np.random.default_rng(i), Services(llm=client, model=model, game=EscapeRoomGame(coins=4))
         )
         agent.start_game(observation("A", i + 1))
         players.append(agent)

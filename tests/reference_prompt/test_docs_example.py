@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.escape_room.llm_agent import LLMAgent
+from games.escape_room.options import EscapeRoomGame
 from games.escape_room.policy import Services
 from games.escape_room.types import CapsuleView, Observation, Puzzle, RoundReport, VerificationReport
 from trustsim.llm import ChatRequest, ChatResponse
@@ -43,7 +44,7 @@ def obs(rnd: int, capsules: dict, coins: dict, alive: tuple[str, ...]) -> Observ
 def example(style: str) -> list[dict[str, str]]:
     client = Client()
     agent = LLMAgent(prompt=style)
-    agent.start_session("B", np.random.default_rng(0), Services(llm=client, model=MODEL, game={"coins": 4}))
+    agent.start_session("B", np.random.default_rng(0), Services(llm=client, model=MODEL, game=EscapeRoomGame(coins=4)))
     first = obs(1, caps((CapsuleView("Q4-D", ("D",)),)), dict.fromkeys("ABCD", 4), ("A", "B", "C", "D"))
     agent.start_game(first)
     asyncio.run(agent.adecide(first))
