@@ -206,8 +206,8 @@ async def run_agent(api_base: str, n: int, conc: int, tag: str, work: Path) -> t
     import numpy as np
 
     from agents.escape_room.base import Services
-    from games.escape_room.options import EscapeRoomGame
     from agents.escape_room.llm_agent import LLMAgent
+    from games.escape_room.options import EscapeRoomGame
     from trustsim.llm import build_client, parse_llm_config, parse_model_config
 
     model = _model(api_base, tag)

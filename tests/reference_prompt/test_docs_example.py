@@ -44,7 +44,9 @@ def obs(rnd: int, capsules: dict, coins: dict, alive: tuple[str, ...]) -> Observ
 def example(style: str) -> list[dict[str, str]]:
     client = Client()
     agent = LLMAgent(prompt=style)
-    agent.start_session("B", np.random.default_rng(0), Services(llm=client, model=MODEL, game=EscapeRoomGame(coins=4)))
+    agent.start_session(
+        "B", np.random.default_rng(0), Services(llm=client, model=MODEL, game=EscapeRoomGame(coins=4))
+    )
     first = obs(1, caps((CapsuleView("Q4-D", ("D",)),)), dict.fromkeys("ABCD", 4), ("A", "B", "C", "D"))
     agent.start_game(first)
     asyncio.run(agent.adecide(first))
