@@ -48,6 +48,7 @@ def test_bayes_studies_planned_from_a_5_session_pilot_reach_the_width(bayes_pool
     )  # not wildly above the need: half the studies reach > 0.4 W
 
 
+@pytest.mark.slow
 def test_reference_studies_resampled_from_the_logs_reach_the_width(reference_dir: Path):
     for measure in ("volume", "partner_share"):
         cells, _ = load_cells([reference_dir], measure, n_resamples=100)

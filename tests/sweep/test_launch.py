@@ -51,6 +51,7 @@ def test_tables_are_byte_identical_to_jobs_run_one_at_a_time(tmp_path):
         assert tables(one) and tables(one) == tables(alone), n
 
 
+@pytest.mark.slow
 def test_jobs_share_their_endpoint_s_rate_counted_at_the_server(tmp_path):
     """Two jobs, one endpoint limited to 600 requests/min: together they stay within it (the server accepts
     20 per 2 s per model and refuses none); apart, each would have sent at 600/min."""
@@ -70,6 +71,7 @@ def test_jobs_share_their_endpoint_s_rate_counted_at_the_server(tmp_path):
     assert _rows(store) == len(srv.requests)
 
 
+@pytest.mark.slow
 def test_the_rate_holds_from_the_first_request_of_a_sweep(tmp_path, monkeypatch):
     """Two jobs at 240 requests/min against a server that takes 20 per rolling 5 s (30/min per 60 s scaled
     down), the first call slow to leave as in a fresh process (litellm's import, its HTTP client): not one

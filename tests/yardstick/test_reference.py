@@ -46,6 +46,7 @@ def test_reference_traces_match_the_trust_importer(reference: Path) -> None:
     assert games == 1786
 
 
+@pytest.mark.slow
 def test_reference_summary_per_model_and_schedule(reference: Path) -> None:
     """Every run is read; one run per model x schedule is scored (the whole set: the benchmark)."""
     loaded = load([reference])
