@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -98,3 +100,21 @@ def with_reference(dirs: list[str], reference: bool) -> list[str]:
     from analysis.reference_data import reference_dir
 
     return [*dirs, str(reference_dir())]
+
+
+def cli_dirs(dirs: list[str], reference: bool, say: Callable[[str], None]) -> list[str] | int:
+    """The folders a CLI analyses (``dirs``, the reference logs last with ``--reference``), or the exit code
+    after saying why there are none: 1 when the reference logs cannot be unpacked, 2 when nothing was given."""
+    from analysis.reference_data import ReferenceDataError
+
+    try:
+        found = with_reference(dirs, reference)
+    except ReferenceDataError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if reference:
+        say(f"reference logs: {found[-1]}")
+    if not found:
+        print("error: give run, sweep or reference-log directories (DIR...) or --reference", file=sys.stderr)
+        return 2
+    return found

@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from analysis.cli_options import add_common_options, options_of, with_reference
+from analysis.cli_options import add_common_options, cli_dirs, options_of
 from analysis.rundirs import RunDirError
 
 
@@ -48,7 +48,6 @@ def run(args: argparse.Namespace) -> int:
     """Execute the trust analysis; returns the exit code."""
     from analysis.escape_room.pipeline import TrustOptions, compute
     from analysis.escape_room.report import write_outputs
-    from analysis.reference_data import ReferenceDataError
 
     def say(msg: str) -> None:
         if not args.quiet:
@@ -56,16 +55,9 @@ def run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     options = options_of(TrustOptions, args)
-    try:
-        dirs = with_reference(args.dirs, options.reference)
-    except ReferenceDataError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    if options.reference:
-        say(f"reference logs: {dirs[-1]}")
-    if not dirs:
-        print("error: give run, sweep or reference-log directories (DIR...) or --reference", file=sys.stderr)
-        return 2
+    dirs = cli_dirs(args.dirs, options.reference, say)
+    if isinstance(dirs, int):
+        return dirs
     say(f"loading {len(dirs)} path(s) ...")
     try:
         result = compute(dirs, replace(options, reference=False), progress=not args.quiet, say=say)

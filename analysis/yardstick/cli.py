@@ -11,10 +11,10 @@ from typing import Any
 
 from analysis.cli_options import (
     add_common_options,
+    cli_dirs,
     non_negative_int,
     options_of,
     positive_float,
-    with_reference,
 )
 from analysis.yardstick.model import MODEL_VERSION, VARIANTS
 from analysis.yardstick.score import LABEL, SYMMETRIC
@@ -70,7 +70,6 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute the yardstick; returns the exit code."""
-    from analysis.reference_data import ReferenceDataError
     from analysis.yardstick.pipeline import YardstickOptions, compute
     from analysis.yardstick.report import write_report
 
@@ -80,16 +79,9 @@ def run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     options = options_of(YardstickOptions, args)
-    try:
-        dirs = with_reference(args.dirs, options.reference)
-    except ReferenceDataError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    if options.reference:
-        say(f"reference logs: {dirs[-1]}")
-    if not dirs:
-        print("error: give run, sweep or reference-log directories (DIR...) or --reference", file=sys.stderr)
-        return 2
+    dirs = cli_dirs(args.dirs, options.reference, say)
+    if isinstance(dirs, int):
+        return dirs
     result = compute(dirs, replace(options, reference=False), say=say)
     for path, why in result.loaded.excluded:
         say(f"excluded {path}: {why}")
